@@ -1,0 +1,41 @@
+// Package diskio reads and verifies superblocks and tree blocks: checksums,
+// the tree-checker's structural checks, DUP fallback, and a block cache.
+package diskio
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// ErrCorrupt marks structural or checksum damage found in on-disk data.
+// Test with errors.Is(err, diskio.ErrCorrupt).
+var ErrCorrupt = errors.New("corrupt")
+
+// BlockError names the tree, the block and what was wrong with it.
+type BlockError struct {
+	Op   string // "read node"
+	Tree ondisk.ObjectID
+	Addr ondisk.LogicalAddr
+	Err  error
+}
+
+func (e *BlockError) Error() string {
+	return fmt.Sprintf("%s %d (tree %s): %v", e.Op, uint64(e.Addr), ondisk.TreeName(e.Tree), e.Err)
+}
+
+func (e *BlockError) Unwrap() error { return e.Err }
+
+// corruptf builds an error that satisfies errors.Is(err, ErrCorrupt).
+func corruptf(format string, args ...any) error {
+	return &corruptErr{fmt.Sprintf(format, args...)}
+}
+
+type corruptErr struct{ msg string }
+
+func (e *corruptErr) Error() string        { return e.msg }
+func (e *corruptErr) Is(target error) bool { return target == ErrCorrupt }
+
+// Corruptf is corruptf for other packages: an error that errors.Is ErrCorrupt.
+func Corruptf(format string, args ...any) error { return corruptf(format, args...) }

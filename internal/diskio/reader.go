@@ -1,0 +1,194 @@
+package diskio
+
+import (
+	"container/list"
+	"fmt"
+	"sync"
+
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/csum"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/volume"
+)
+
+// Expect is what the caller knows about a block before reading it (from the
+// parent's key pointer); zero values mean unknown, Level -1 means unknown.
+type Expect struct {
+	Tree       ondisk.ObjectID
+	Level      int
+	Generation ondisk.Generation
+	FirstKey   *ondisk.Key
+}
+
+// Reader reads tree blocks and data through the chunk map.
+type Reader struct {
+	Dev        blockdev.Device
+	Chunks     *volume.ChunkMap
+	NodeSize   uint32
+	SectorSize uint32
+	Csum       csum.Type
+	FSID       ondisk.UUID // metadata fsid written in block headers
+	// Warn receives notices such as a DUP fallback; nil discards them.
+	Warn func(msg string)
+
+	mu       sync.Mutex
+	cache    map[ondisk.LogicalAddr]*list.Element
+	lru      *list.List
+	maxCache int
+}
+
+// NewReader makes a reader with a block cache of cacheBytes.
+func NewReader(dev blockdev.Device, sb *ondisk.Superblock, chunks *volume.ChunkMap, cacheBytes int) *Reader {
+	r := &Reader{
+		Dev: dev, Chunks: chunks, NodeSize: sb.NodeSize, SectorSize: sb.SectorSize,
+		Csum: csum.Type(sb.CsumType), FSID: sb.MetadataFSID(),
+		cache: map[ondisk.LogicalAddr]*list.Element{}, lru: list.New(),
+	}
+	r.maxCache = max(cacheBytes/int(sb.NodeSize), 16)
+	return r
+}
+
+func (r *Reader) warn(format string, args ...any) {
+	if r.Warn != nil {
+		r.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// Cached returns a cached node without I/O.
+func (r *Reader) Cached(addr ondisk.LogicalAddr) *Node {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.cache[addr]; ok {
+		r.lru.MoveToFront(e)
+		return e.Value.(*Node)
+	}
+	return nil
+}
+
+// Put caches a node (writers call it for blocks they wrote).
+func (r *Reader) Put(n *Node) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.cache[n.Addr]; ok {
+		e.Value = n
+		r.lru.MoveToFront(e)
+		return
+	}
+	r.cache[n.Addr] = r.lru.PushFront(n)
+	for r.lru.Len() > r.maxCache {
+		old := r.lru.Back()
+		r.lru.Remove(old)
+		delete(r.cache, old.Value.(*Node).Addr)
+	}
+}
+
+// Invalidate drops addr from the cache.
+func (r *Reader) Invalidate(addr ondisk.LogicalAddr) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.cache[addr]; ok {
+		r.lru.Remove(e)
+		delete(r.cache, addr)
+	}
+}
+
+// ReadNode reads, checksums and validates the tree block at addr. With DUP or
+// mirrored metadata it tries each copy and warns when it had to fall back.
+func (r *Reader) ReadNode(addr ondisk.LogicalAddr, exp Expect) (*Node, error) {
+	if n := r.Cached(addr); n != nil {
+		if exp.Generation != 0 && n.Generation() != exp.Generation {
+			r.Invalidate(addr)
+		} else {
+			return n, nil
+		}
+	}
+	n, err := r.readNodeUncached(addr, exp)
+	if err != nil {
+		return nil, &BlockError{Op: "read node", Tree: exp.Tree, Addr: addr, Err: err}
+	}
+	r.Put(n)
+	return n, nil
+}
+
+func (r *Reader) readNodeUncached(addr ondisk.LogicalAddr, exp Expect) (*Node, error) {
+	if addr == 0 || uint64(addr)%uint64(r.SectorSize) != 0 {
+		return nil, corruptf("address not aligned to sectorsize %d", r.SectorSize)
+	}
+	copies, n, err := r.Chunks.Map(addr, uint64(r.NodeSize))
+	if err != nil {
+		return nil, err
+	}
+	if n < uint64(r.NodeSize) {
+		return nil, corruptf("block crosses a chunk or stripe boundary")
+	}
+	var firstErr error
+	for i, c := range copies {
+		buf := make([]byte, r.NodeSize)
+		node := &Node{Addr: addr, Data: buf}
+		err := r.readCopy(buf, c)
+		if err == nil && !r.Csum.VerifyBlock(buf) {
+			err = corruptf("%s checksum mismatch (copy %d at physical %d)", r.Csum, i+1, c.Physical)
+		}
+		if err == nil {
+			err = checkNode(node, r.FSID, exp)
+		}
+		if err == nil {
+			if i > 0 {
+				r.warn("read node %d (tree %s): copy 1 bad (%v); using copy %d", addr,
+					ondisk.TreeName(exp.Tree), firstErr, i+1)
+			}
+			return node, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, firstErr
+}
+
+func (r *Reader) readCopy(buf []byte, c volume.Copy) error {
+	if c.DevID != 0 && c.DevID != 1 {
+		// single-device images: device 1 is the only one we have
+		return fmt.Errorf("device %d not present", c.DevID)
+	}
+	if int64(c.Physical)+int64(len(buf)) > r.Dev.Size() {
+		return fmt.Errorf("physical %d+%d beyond device end %d", c.Physical, len(buf), r.Dev.Size())
+	}
+	if _, err := r.Dev.ReadAt(buf, int64(c.Physical)); err != nil {
+		return fmt.Errorf("read physical %d: %w", c.Physical, err)
+	}
+	return nil
+}
+
+// NumCopies returns how many copies hold logical.
+func (r *Reader) NumCopies(logical ondisk.LogicalAddr) int {
+	copies, _, err := r.Chunks.Map(logical, 1)
+	if err != nil {
+		return 0
+	}
+	return len(copies)
+}
+
+// ReadLogical reads len(buf) bytes at logical from copy `mirror` (0-based),
+// crossing chunk and stripe boundaries as needed.
+func (r *Reader) ReadLogical(buf []byte, logical ondisk.LogicalAddr, mirror int) error {
+	for len(buf) > 0 {
+		copies, n, err := r.Chunks.Map(logical, uint64(len(buf)))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("read logical %d: empty mapping", logical)
+		}
+		c := copies[0]
+		if mirror < len(copies) {
+			c = copies[mirror]
+		}
+		if err := r.readCopy(buf[:n], c); err != nil {
+			return fmt.Errorf("read logical %d: %w", logical, err)
+		}
+		buf = buf[n:]
+		logical += ondisk.LogicalAddr(n)
+	}
+	return nil
+}
