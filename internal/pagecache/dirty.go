@@ -1,0 +1,124 @@
+// Package pagecache holds buffered writes in memory per inode until they are
+// written back (delayed allocation: adjacent small writes merge into one
+// range, so a stream of 4 KiB writes becomes one large extent on disk), and
+// keeps the writeback list of seed 002: sync walks only the inodes that are
+// dirty or under writeback, never every cached inode.
+package pagecache
+
+import "sort"
+
+// span is one contiguous dirty byte range.
+type span struct {
+	off  int64
+	data []byte
+}
+
+func (s *span) end() int64 { return s.off + int64(len(s.data)) }
+
+// dirtyRanges is a sorted, non-overlapping, non-adjacent set of spans.
+type dirtyRanges struct {
+	spans []span
+	bytes int64
+}
+
+// write merges data at off, overwriting older dirty bytes and joining
+// neighbours that touch it.
+func (d *dirtyRanges) write(off int64, data []byte) {
+	end := off + int64(len(data))
+	// first span whose end >= off (touching or overlapping)
+	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].end() >= off })
+	j := i
+	for j < len(d.spans) && d.spans[j].off <= end {
+		j++
+	}
+	if i == j {
+		buf := append([]byte(nil), data...)
+		d.spans = append(d.spans, span{})
+		copy(d.spans[i+1:], d.spans[i:])
+		d.spans[i] = span{off, buf}
+		d.bytes += int64(len(buf))
+		return
+	}
+	start := min(off, d.spans[i].off)
+	last := max(end, d.spans[j-1].end())
+	var buf []byte
+	first := &d.spans[i]
+	if first.off == start && cap(first.data) >= int(last-start) && j == i+1 {
+		buf = first.data[:last-start]
+	} else {
+		buf = make([]byte, last-start, growCap(int(last-start)))
+		for k := i; k < j; k++ {
+			copy(buf[d.spans[k].off-start:], d.spans[k].data)
+		}
+	}
+	copy(buf[off-start:], data)
+	for k := i; k < j; k++ {
+		d.bytes -= int64(len(d.spans[k].data))
+	}
+	d.bytes += int64(len(buf))
+	d.spans[i] = span{start, buf}
+	d.spans = append(d.spans[:i+1], d.spans[j:]...)
+}
+
+// growCap leaves room for appends so a sequential stream does not copy
+// the whole range on every write.
+func growCap(n int) int {
+	if n < 64<<10 {
+		return 64 << 10
+	}
+	return n + n/4
+}
+
+// overlay copies dirty bytes over p (which holds file bytes at off).
+func (d *dirtyRanges) overlay(p []byte, off int64) {
+	end := off + int64(len(p))
+	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].end() > off })
+	for ; i < len(d.spans) && d.spans[i].off < end; i++ {
+		s := &d.spans[i]
+		lo := max(s.off, off)
+		hi := min(s.end(), end)
+		copy(p[lo-off:hi-off], s.data[lo-s.off:hi-s.off])
+	}
+}
+
+// truncate drops dirty bytes at or beyond size.
+func (d *dirtyRanges) truncate(size int64) {
+	out := d.spans[:0]
+	for _, s := range d.spans {
+		switch {
+		case s.end() <= size:
+			out = append(out, s)
+		case s.off < size:
+			d.bytes -= s.end() - size
+			s.data = s.data[:size-s.off]
+			out = append(out, s)
+		default:
+			d.bytes -= int64(len(s.data))
+		}
+	}
+	d.spans = out
+}
+
+// take removes and returns all spans.
+func (d *dirtyRanges) take() []span {
+	s := d.spans
+	d.spans = nil
+	d.bytes = 0
+	return s
+}
+
+// maxEnd is the end of the last dirty byte, or 0.
+func (d *dirtyRanges) maxEnd() int64 {
+	if len(d.spans) == 0 {
+		return 0
+	}
+	return d.spans[len(d.spans)-1].end()
+}
+
+// writeUnder merges data at off without overwriting bytes already dirty
+// (used to restore a failed writeback beneath newer writes).
+func (d *dirtyRanges) writeUnder(off int64, data []byte) {
+	merged := append([]byte(nil), data...)
+	d.overlay(merged, off)
+	d.write(off, merged)
+}
