@@ -1,0 +1,209 @@
+package mkfs
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// Helpers that run btrfs-progs and our own reader over images.
+
+func needProgs(t testing.TB) {
+	t.Helper()
+	for _, tool := range []string{"btrfs", "mkfs.btrfs"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (btrfs-progs)", tool)
+		}
+	}
+}
+
+// sparseFile creates an empty file of size bytes.
+func sparseFile(t testing.TB, path string, size uint64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(int64(size)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// makeImage runs Make on a new sparse file.
+func makeImage(t testing.TB, path string, size uint64, cfg Config) {
+	t.Helper()
+	sparseFile(t, path, size)
+	dev, err := blockdev.OpenFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	if err := Make(dev, cfg); err != nil {
+		t.Fatalf("Make: %v", err)
+	}
+}
+
+// badCheckLine matches what btrfs check prints about a problem; hexUUID
+// is blanked first, as a random UUID may well spell "bad".
+var (
+	badCheckLine = regexp.MustCompile(`ERROR|error|wrong|mismatch|missing|bad`)
+	hexUUID      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+)
+
+// btrfsCheck runs btrfs check --readonly, in the original and the lowmem
+// mode, and fails on any problem line or a non-zero exit. It returns the
+// "total tree bytes" it reports.
+func btrfsCheck(t testing.TB, img string) uint64 {
+	t.Helper()
+	var treeBytes uint64
+	for _, mode := range []string{"original", "lowmem"} {
+		out, err := exec.Command("btrfs", "check", "--readonly", "--mode", mode, img).CombinedOutput()
+		clean := false
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "no error found") {
+				clean = true
+				continue
+			}
+			if badCheckLine.MatchString(hexUUID.ReplaceAllString(line, "UUID")) {
+				t.Errorf("btrfs check (%s): %s", mode, line)
+			}
+			if v, ok := strings.CutPrefix(line, "total tree bytes: "); ok {
+				treeBytes, _ = strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			}
+		}
+		if err != nil || !clean {
+			t.Fatalf("btrfs check --readonly --mode %s %s: %v\n%s", mode, img, err, out)
+		}
+	}
+	return treeBytes
+}
+
+// dumpSuper parses btrfs inspect-internal dump-super into field -> value.
+func dumpSuper(t testing.TB, img string) map[string]string {
+	t.Helper()
+	out, err := exec.Command("btrfs", "inspect-internal", "dump-super", img).CombinedOutput()
+	if err != nil {
+		t.Fatalf("dump-super: %v\n%s", err, out)
+	}
+	m := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && !strings.HasPrefix(sc.Text(), "\t") {
+			m[f[0]] = strings.Join(f[1:], " ")
+		} else if len(f) == 1 {
+			m[f[0]] = ""
+		}
+	}
+	return m
+}
+
+// fsView is what the gobtrfs reader sees of an image.
+type fsView struct {
+	super   *ondisk.Superblock
+	trees   []ondisk.ObjectID                     // every tree, sorted
+	kinds   map[ondisk.ObjectID]map[string]int    // tree -> item type -> count
+	blocks  int                                   // tree blocks in all trees
+	chunks  []string                              // "logical length type phys..."
+	extents []string                              // dev extents "phys length chunk"
+	bgs     map[ondisk.LogicalAddr]blockGroupView // from the extent or block group tree
+}
+
+type blockGroupView struct{ length, used, flags uint64 }
+
+// readImage opens img with fsinfo and walks every tree with ctree.Tree.Walk;
+// any read error fails the test.
+func readImage(t testing.TB, img string) *fsView {
+	t.Helper()
+	dev, err := blockdev.OpenFile(img, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	f, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("fsinfo.Open: %v", err)
+	}
+	v := &fsView{super: f.Super, kinds: map[ondisk.ObjectID]map[string]int{},
+		bgs: map[ondisk.LogicalAddr]blockGroupView{}}
+	ids := []ondisk.ObjectID{ondisk.RootTreeObjectID, ondisk.ChunkTreeObjectID}
+	err = f.RootTree.Range(ondisk.Key{}, ondisk.MaxKey, func(k ondisk.Key, _ []byte) bool {
+		if k.Type == ondisk.RootItemKey {
+			ids = append(ids, k.ObjectID)
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatalf("root tree: %v", err)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	v.trees = ids
+	for _, id := range ids {
+		v.walkTree(t, f, id)
+	}
+	return v
+}
+
+func (v *fsView) walkTree(t testing.TB, f *fsinfo.FSInfo, id ondisk.ObjectID) {
+	tr, err := f.Tree(id)
+	if err != nil {
+		t.Fatalf("tree %s: %v", ondisk.TreeName(id), err)
+	}
+	kinds := map[string]int{}
+	v.kinds[id] = kinds
+	err = tr.Walk(func(n *diskio.Node, err error) error {
+		if err != nil {
+			return fmt.Errorf("walk tree %s: %w", ondisk.TreeName(id), err)
+		}
+		v.blocks++
+		if !n.IsLeaf() {
+			return nil
+		}
+		for i := 0; i < n.NumItems(); i++ {
+			v.noteItem(id, n.Key(i), n.ItemData(i))
+			kinds[n.Key(i).Type.String()]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (v *fsView) noteItem(tree ondisk.ObjectID, k ondisk.Key, d []byte) {
+	switch {
+	case tree == ondisk.ChunkTreeObjectID && k.Type == ondisk.ChunkItemKey:
+		c, _ := ondisk.DecodeChunk(d)
+		s := fmt.Sprintf("%d %d %s", k.Offset, c.Length, typeString(c.Type))
+		for _, st := range c.Stripes {
+			s += fmt.Sprintf(" %d", st.Offset)
+		}
+		v.chunks = append(v.chunks, s)
+	case tree == ondisk.DevTreeObjectID && k.Type == ondisk.DevExtentKey:
+		v.extents = append(v.extents, fmt.Sprintf("%d %d %d", k.Offset, le.Uint64(d[24:]), le.Uint64(d[16:])))
+	case k.Type == ondisk.BlockGroupItemKey:
+		v.bgs[ondisk.LogicalAddr(k.ObjectID)] = blockGroupView{k.Offset, le.Uint64(d), le.Uint64(d[16:])}
+	}
+}
+
+// progsImage makes an image with mkfs.btrfs for comparison.
+func progsImage(t testing.TB, path string, size uint64, args ...string) {
+	t.Helper()
+	sparseFile(t, path, size)
+	args = append([]string{"-q", "-f"}, append(args, path)...)
+	if out, err := exec.Command("mkfs.btrfs", args...).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.btrfs %v: %v\n%s", args, err, out)
+	}
+}
