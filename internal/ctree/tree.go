@@ -10,12 +10,28 @@ import (
 )
 
 // Tree is one B-tree: its ID and the root block.
+//
+// The write path (SearchForWrite, InsertItem, DeleteItem...) updates Root,
+// Level and Gen when the root block is COWed, split or shrunk, sets
+// RootChanged and calls OnRootChange, so the transaction can update the
+// ROOT_ITEM or the superblock. Blocks the write path got from the Allocator
+// stay referenced by the Tree (see ForgetBlocks) so that reads see them
+// before they are written: keep one Tree per root for a whole transaction.
+// A Tree is not safe for concurrent use while it is being written.
 type Tree struct {
 	R     *diskio.Reader
 	ID    ondisk.ObjectID
 	Root  ondisk.LogicalAddr
 	Level int
 	Gen   ondisk.Generation // generation of the root block, 0 if unknown
+
+	// RootChanged is set whenever the write path moves the root (COW, grow,
+	// shrink); the transaction clears it once it has recorded the new root.
+	RootChanged bool
+	// OnRootChange, if set, is called after every root move.
+	OnRootChange func(t *Tree)
+
+	mem map[ondisk.LogicalAddr]*diskio.Node // blocks from the Allocator, by address
 }
 
 // Path is the chain of nodes from the root to a leaf with the slot taken at
@@ -28,7 +44,10 @@ type Path struct {
 
 // readRoot reads the root block.
 func (t *Tree) readRoot() (*diskio.Node, error) {
-	if t.Root == 0 {
+	if n := t.memNode(t.Root, t.Gen); n != nil {
+		return n, nil
+	}
+	if t.Root == 0 || t.R == nil {
 		return nil, fmt.Errorf("tree %s: no root", ondisk.TreeName(t.ID))
 	}
 	return t.R.ReadNode(t.Root, diskio.Expect{Tree: t.ID, Level: t.Level, Generation: t.Gen})
@@ -37,6 +56,13 @@ func (t *Tree) readRoot() (*diskio.Node, error) {
 // ReadChild reads the child at slot of an internal node, checking what the parent says of it.
 func (t *Tree) ReadChild(parent *diskio.Node, slot int) (*diskio.Node, error) {
 	kp := parent.KeyPtr(slot)
+	if n := t.memNode(kp.BlockPtr, kp.Generation); n != nil {
+		return n, nil
+	}
+	if t.R == nil {
+		return nil, fmt.Errorf("read node %d (tree %s): block not in memory and tree has no reader",
+			uint64(kp.BlockPtr), ondisk.TreeName(t.ID))
+	}
 	return t.R.ReadNode(kp.BlockPtr, diskio.Expect{
 		Tree: t.ID, Level: parent.Level() - 1, Generation: kp.Generation, FirstKey: &kp.Key,
 	})

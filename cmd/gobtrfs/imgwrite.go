@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"syscall"
+
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+)
+
+// imgFS is an image opened for changes by put, rm, mkdir, mv, ln and
+// subvolume: paths inside it start at the top-level subvolume.
+type imgFS struct {
+	fs    *fsops.FS
+	image string
+}
+
+// openImgFS opens image writable.
+func openImgFS(image string, opts fsops.Options) (*imgFS, error) {
+	f, err := fsops.OpenImage(image, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &imgFS{fs: f, image: image}, nil
+}
+
+// finish commits and closes the image; err is the command's own error, which
+// wins. What was done before an error is kept, as cp and rm keep it.
+func (m *imgFS) finish(err error) error {
+	cerr := m.fs.Close()
+	if err != nil {
+		return err
+	}
+	if cerr != nil {
+		return fmt.Errorf("%s: commit: %w", m.image, cerr)
+	}
+	return nil
+}
+
+// pathErr names the image path in an error, keeping the errno readable:
+// "/a/b: no such file or directory".
+func pathErr(p string, err error) error {
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		return fmt.Errorf("%s: %w", p, en)
+	}
+	return fmt.Errorf("%s: %w", p, err)
+}
+
+// splitImagePath cleans an image path into its components.
+func splitImagePath(p string) []string {
+	c := path.Clean("/" + p)
+	if c == "/" {
+		return nil
+	}
+	return strings.Split(c[1:], "/")
+}
+
+// lookup resolves an image path, following symlinks in all but the last
+// component (and in the last too when follow is set).
+func (m *imgFS) lookup(p string, follow bool) (fsops.ID, item.InodeItem, error) {
+	id, x, err := m.walk(fsops.TopLevel, splitImagePath(p), follow, 0)
+	if err != nil {
+		return id, x, pathErr(p, err)
+	}
+	return id, x, nil
+}
+
+func (m *imgFS) walk(cur fsops.ID, parts []string, follow bool, depth int) (fsops.ID, item.InodeItem, error) {
+	x, err := m.fs.Stat(cur)
+	if err != nil {
+		return cur, x, err
+	}
+	for i, name := range parts {
+		if x.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+			return cur, x, syscall.ENOTDIR
+		}
+		switch name {
+		case ".":
+			continue
+		case "..":
+			if cur, err = m.fs.Parent(cur); err != nil {
+				return cur, x, err
+			}
+			if x, err = m.fs.Stat(cur); err != nil {
+				return cur, x, err
+			}
+			continue
+		}
+		next, nx, err := m.fs.Lookup(cur, name)
+		if err != nil {
+			return cur, x, err
+		}
+		last := i == len(parts)-1
+		if nx.Mode&syscall.S_IFMT == syscall.S_IFLNK && (!last || follow) {
+			if depth > 40 {
+				return cur, x, syscall.ELOOP
+			}
+			target, err := m.fs.Readlink(next)
+			if err != nil {
+				return cur, x, err
+			}
+			base := cur
+			if strings.HasPrefix(target, "/") {
+				base = fsops.TopLevel
+			}
+			rest := append(splitImagePath(target), parts[i+1:]...)
+			return m.walk(base, rest, follow, depth+1)
+		}
+		cur, x = next, nx
+	}
+	return cur, x, nil
+}
+
+// lookupParent resolves the directory that holds the last component of p
+// and returns it with that name.
+func (m *imgFS) lookupParent(p string) (fsops.ID, string, error) {
+	parts := splitImagePath(p)
+	if len(parts) == 0 {
+		return fsops.ID{}, "", fmt.Errorf("%s: the top-level directory has no parent", p)
+	}
+	dir, x, err := m.walk(fsops.TopLevel, parts[:len(parts)-1], true, 0)
+	if err != nil {
+		return dir, "", pathErr(path.Dir(path.Clean("/"+p)), err)
+	}
+	if x.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return dir, "", pathErr(path.Dir(path.Clean("/"+p)), syscall.ENOTDIR)
+	}
+	return dir, parts[len(parts)-1], nil
+}
+
+func isDirMode(mode uint32) bool { return mode&syscall.S_IFMT == syscall.S_IFDIR }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
+)
+
+func init() {
+	commands["mkdir"] = func(args []string) error { return mkdirMain(args, os.Stderr) }
+	usageText["mkdir"] = "make directories in an image: mkdir [-p] [-m MODE] IMAGE PATH..."
+}
+
+const mkdirUsage = `usage: gobtrfs mkdir [-p] [-m MODE] IMAGE PATH...
+
+Make directories inside IMAGE (paths from its top-level subvolume).
+
+  -p        make missing parents; no error if PATH exists as a directory
+  -m MODE   permission bits in octal (default 755)
+`
+
+func mkdirMain(args []string, stderr io.Writer) error {
+	fl := flag.NewFlagSet("mkdir", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Usage = func() { fmt.Fprint(stderr, mkdirUsage) }
+	parents := fl.Bool("p", false, "make parents")
+	modeStr := fl.String("m", "755", "mode")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if fl.NArg() < 2 {
+		fl.Usage()
+		return errors.New("need IMAGE and at least one PATH")
+	}
+	mode, err := strconv.ParseUint(*modeStr, 8, 32)
+	if err != nil || mode > 0o7777 {
+		return fmt.Errorf("bad mode %q", *modeStr)
+	}
+	m, err := openImgFS(fl.Arg(0), fsops.Options{})
+	if err != nil {
+		return err
+	}
+	for _, p := range fl.Args()[1:] {
+		if err = m.mkdir(p, uint32(mode), *parents); err != nil {
+			break
+		}
+	}
+	return m.finish(err)
+}
+
+// mkdir makes one directory (and with parents, the missing ones above it).
+func (m *imgFS) mkdir(p string, mode uint32, parents bool) error {
+	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+	if !parents {
+		dir, name, err := m.lookupParent(p)
+		if err != nil {
+			return err
+		}
+		if _, err := m.fs.Mkdir(dir, name, mode, uid, gid); err != nil {
+			return pathErr(p, err)
+		}
+		return nil
+	}
+	cur := fsops.TopLevel
+	sofar := ""
+	for _, name := range splitImagePath(p) {
+		sofar += "/" + name
+		next, x, err := m.walk(cur, []string{name}, true, 0)
+		if err == nil {
+			if !isDirMode(x.Mode) {
+				return pathErr(sofar, syscall.ENOTDIR)
+			}
+			cur = next
+			continue
+		}
+		if !errors.Is(err, syscall.ENOENT) {
+			return pathErr(sofar, err)
+		}
+		if cur, err = m.fs.Mkdir(cur, name, mode, uid, gid); err != nil {
+			return pathErr(sofar, err)
+		}
+	}
+	return nil
+}

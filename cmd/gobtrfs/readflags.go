@@ -1,0 +1,96 @@
+package main
+
+// Flags shared by the read-side subcommands (ls, cat, restore).
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/gobtrfs/gobtrfs"
+)
+
+// rdImageFlags are the image options of ls, cat and restore.
+type rdImageFlags struct {
+	noVerify bool
+	super    int
+	subvol   string
+}
+
+func (o *rdImageFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify data checksums")
+	fs.IntVar(&o.super, "s", -1, "use superblock mirror `N` (0 = primary, 1, 2)")
+	fs.StringVar(&o.subvol, "subvol", "", "open subvolume `ID|PATH` as the root (default: the default subvolume)")
+}
+
+// open opens img; topLevel picks subvolume 5 when --subvol is not given.
+func (o *rdImageFlags) open(img string, topLevel bool, stderr io.Writer) (*gobtrfs.FS, error) {
+	opts := &gobtrfs.Options{ReadOnly: true, NoVerifyDataCsum: o.noVerify,
+		Warn: func(msg string) { fmt.Fprintf(stderr, "gobtrfs: warning: %s\n", msg) }}
+	if o.super >= 0 {
+		opts.SuperMirror = o.super + 1
+	}
+	switch {
+	case o.subvol != "":
+		if id, err := strconv.ParseUint(o.subvol, 10, 64); err == nil {
+			opts.SubvolID = id
+		} else {
+			opts.Subvol = o.subvol
+		}
+	case topLevel:
+		opts.SubvolID = 5
+	}
+	return gobtrfs.Open(img, opts)
+}
+
+// rdParse parses flags anywhere among the positional arguments (after "--"
+// everything is positional) and returns the positionals.
+func rdParse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos, rest []string
+	for i, a := range args {
+		if a == "--" {
+			rest = args[i+1:]
+			args = args[:i]
+			break
+		}
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	return append(pos, rest...), nil
+}
+
+// rdFlagSet makes a flag set that prints its usage to stderr.
+func rdFlagSet(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: gobtrfs %s\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// fsPath turns a user path ("/a/b", "a/b/", "/") into an io/fs name.
+func fsPath(p string) string {
+	for len(p) > 0 && p[0] == '/' {
+		p = p[1:]
+	}
+	for len(p) > 1 && p[len(p)-1] == '/' {
+		p = p[:len(p)-1]
+	}
+	if p == "" || p == "/" {
+		return "."
+	}
+	return p
+}

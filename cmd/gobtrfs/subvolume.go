@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
+)
+
+func init() {
+	commands["subvolume"] = func(args []string) error { return subvolumeMain(args, os.Stdout, os.Stderr) }
+	usageText["subvolume"] = "create, snapshot, delete or list subvolumes of an image"
+}
+
+const subvolumeUsage = `usage: gobtrfs subvolume create IMAGE PATH
+       gobtrfs subvolume snapshot [-r] IMAGE SOURCE DEST
+       gobtrfs subvolume delete IMAGE PATH...
+       gobtrfs subvolume list IMAGE
+
+Paths are inside IMAGE, from its top-level subvolume. A snapshot's SOURCE
+is a subvolume (its top directory); when DEST is a directory the snapshot
+is made inside it under SOURCE's name.
+`
+
+func subvolumeMain(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, subvolumeUsage)
+		return errors.New("need a subcommand")
+	}
+	fl := flag.NewFlagSet("subvolume "+args[0], flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Usage = func() { fmt.Fprint(stderr, subvolumeUsage) }
+	readonly := fl.Bool("r", false, "read-only snapshot")
+	if err := fl.Parse(args[1:]); err != nil {
+		return err
+	}
+	a := fl.Args()
+	need := map[string]int{"create": 2, "snapshot": 3, "delete": 2, "list": 1}
+	n, ok := need[args[0]]
+	if !ok {
+		fl.Usage()
+		return fmt.Errorf("unknown subvolume command %q", args[0])
+	}
+	if len(a) < n || (args[0] != "delete" && len(a) != n) {
+		fl.Usage()
+		return fmt.Errorf("subvolume %s: wrong number of arguments", args[0])
+	}
+	m, err := openImgFS(a[0], fsops.Options{})
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "create":
+		err = m.subvolCreate(a[1])
+	case "snapshot":
+		err = m.subvolSnapshot(a[1], a[2], *readonly)
+	case "delete":
+		for _, p := range a[1:] {
+			if err = m.subvolDelete(p); err != nil {
+				break
+			}
+		}
+	case "list":
+		err = m.subvolList(stdout)
+	}
+	return m.finish(err)
+}
+
+func (m *imgFS) subvolCreate(p string) error {
+	dir, name, err := m.lookupParent(p)
+	if err != nil {
+		return err
+	}
+	if _, err := m.fs.CreateSubvolume(dir, name, 0o755, uint32(os.Getuid()), uint32(os.Getgid())); err != nil {
+		return pathErr(p, err)
+	}
+	return nil
+}
+
+func (m *imgFS) subvolSnapshot(src, dst string, readonly bool) error {
+	sid, _, err := m.lookup(src, true)
+	if err != nil {
+		return err
+	}
+	if sid.Ino != fsops.RootDirIno {
+		return fmt.Errorf("%s: not a subvolume", src)
+	}
+	if _, x, err := m.lookup(dst, true); err == nil && isDirMode(x.Mode) {
+		name := "top"
+		if parts := splitImagePath(src); len(parts) > 0 {
+			name = parts[len(parts)-1]
+		}
+		dst = dst + "/" + name
+	}
+	dir, name, err := m.lookupParent(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := m.fs.Snapshot(sid.Root, dir, name, readonly); err != nil {
+		return pathErr(dst, err)
+	}
+	return nil
+}
+
+func (m *imgFS) subvolDelete(p string) error {
+	dir, name, err := m.lookupParent(p)
+	if err != nil {
+		return err
+	}
+	if err := m.fs.DeleteSubvolume(dir, name); err != nil {
+		return pathErr(p, err)
+	}
+	return nil
+}
+
+// subvolList prints one line per subvolume, as btrfs subvolume list does.
+func (m *imgFS) subvolList(w io.Writer) error {
+	subs, err := m.fs.ListSubvolumes()
+	if err != nil {
+		return err
+	}
+	for _, s := range subs {
+		ro := ""
+		if s.Readonly {
+			ro = " (readonly)"
+		}
+		fmt.Fprintf(w, "ID %d gen %d top level %d path %s%s\n", s.ID, s.Gen, s.Parent, s.Path, ro)
+	}
+	return nil
+}

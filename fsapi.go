@@ -1,0 +1,191 @@
+package gobtrfs
+
+import (
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+)
+
+// Open opens the named file for reading, following symlinks. The result is a *File.
+func (f *FS) Open(name string) (fs.File, error) {
+	file, err := f.OpenFile(name)
+	if err != nil {
+		return nil, err
+	}
+	return file, nil
+}
+
+// OpenFile is Open returning the concrete *File.
+func (f *FS) OpenFile(name string) (*File, error) {
+	r, err := f.resolve(name, true)
+	if err != nil {
+		return nil, pathErr("open", name, err)
+	}
+	return f.newFile(name, r.n, r.inode), nil
+}
+
+// Stat returns the FileInfo of name, following symlinks. Sys() is a *Stat.
+func (f *FS) Stat(name string) (fs.FileInfo, error) { return f.stat("stat", name, true) }
+
+// Lstat returns the FileInfo of name without following a final symlink.
+func (f *FS) Lstat(name string) (fs.FileInfo, error) { return f.stat("lstat", name, false) }
+
+func (f *FS) stat(op, name string, follow bool) (fs.FileInfo, error) {
+	r, err := f.resolve(name, follow)
+	if err != nil {
+		return nil, pathErr(op, name, err)
+	}
+	return &fileInfo{name: r.name, st: newStat(r.n, &r.inode)}, nil
+}
+
+// ReadDir returns the entries of directory name sorted by name.
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	r, err := f.resolve(name, true)
+	if err != nil {
+		return nil, pathErr("readdir", name, err)
+	}
+	if r.inode.Mode&sIFMT != sIFDIR {
+		return nil, pathErr("readdir", name, errNotDir)
+	}
+	var out []fs.DirEntry
+	err = f.readDir(r.n, 0, -1, func(e *DirEntry) { out = append(out, e) })
+	if err != nil {
+		return nil, pathErr("readdir", name, err)
+	}
+	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return out, nil
+}
+
+// ReadFile returns the whole content of the named file.
+func (f *FS) ReadFile(name string) ([]byte, error) {
+	file, err := f.OpenFile(name)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	if file.inode.Mode&sIFMT == sIFDIR {
+		return nil, pathErr("read", name, errIsDir)
+	}
+	buf := make([]byte, file.inode.Size)
+	n, err := file.ReadAt(buf, 0)
+	if n == len(buf) {
+		err = nil
+	}
+	return buf[:n], err
+}
+
+// ReadLink returns the target of symlink name.
+func (f *FS) ReadLink(name string) (string, error) {
+	r, err := f.resolve(name, false)
+	if err != nil {
+		return "", pathErr("readlink", name, err)
+	}
+	if r.inode.Mode&sIFMT != sIFLNK {
+		return "", pathErr("readlink", name, errNotLink)
+	}
+	target, err := f.readlink(r.n, &r.inode)
+	if err != nil {
+		return "", pathErr("readlink", name, err)
+	}
+	return target, nil
+}
+
+// readlink reads the target of symlink n.
+func (f *FS) readlink(n node, x *item.InodeItem) (string, error) {
+	t, err := f.tree(n.subvol)
+	if err != nil {
+		return "", err
+	}
+	e, err := inode.SymlinkTarget(t, n.ino)
+	if err != nil {
+		return "", err
+	}
+	data, err := f.inlineData(n, &e)
+	if err != nil {
+		return "", err
+	}
+	if x.Size < uint64(len(data)) {
+		data = data[:x.Size]
+	}
+	return string(data), nil
+}
+
+// ListXattr returns the names of name's extended attributes (not following
+// a final symlink, like llistxattr).
+func (f *FS) ListXattr(name string) ([]string, error) {
+	xs, err := f.xattrs(name)
+	if err != nil {
+		return nil, pathErr("listxattr", name, err)
+	}
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.Name
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// GetXattr returns the value of attribute attr of name (not following a
+// final symlink, like lgetxattr). A missing attribute satisfies
+// errors.Is(err, fs.ErrNotExist).
+func (f *FS) GetXattr(name, attr string) ([]byte, error) {
+	r, err := f.resolve(name, false)
+	if err != nil {
+		return nil, pathErr("getxattr", name, err)
+	}
+	if r.n.empty {
+		return nil, pathErr("getxattr", name, fs.ErrNotExist)
+	}
+	t, err := f.tree(r.n.subvol)
+	if err != nil {
+		return nil, pathErr("getxattr", name, err)
+	}
+	v, err := inode.GetXattr(t, r.n.ino, attr)
+	if err != nil {
+		return nil, pathErr("getxattr", name, err)
+	}
+	return v, nil
+}
+
+// Xattr is one extended attribute.
+type Xattr struct {
+	Name  string
+	Value []byte
+}
+
+// Xattrs returns every extended attribute of name with its value, sorted by
+// name (not following a final symlink).
+func (f *FS) Xattrs(name string) ([]Xattr, error) {
+	xs, err := f.xattrs(name)
+	if err != nil {
+		return nil, pathErr("listxattr", name, err)
+	}
+	out := make([]Xattr, len(xs))
+	for i, x := range xs {
+		out[i] = Xattr{x.Name, x.Value}
+	}
+	slices.SortFunc(out, func(a, b Xattr) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func (f *FS) xattrs(name string) ([]inode.Xattr, error) {
+	r, err := f.resolve(name, false)
+	if err != nil {
+		return nil, err
+	}
+	return f.nodeXattrs(r.n)
+}
+
+func (f *FS) nodeXattrs(n node) ([]inode.Xattr, error) {
+	if n.empty {
+		return nil, nil
+	}
+	t, err := f.tree(n.subvol)
+	if err != nil {
+		return nil, err
+	}
+	return inode.Xattrs(t, n.ino)
+}

@@ -1,0 +1,99 @@
+// Package blockgroup keeps the block groups of an open filesystem in memory:
+// their used bytes (what BLOCK_GROUP_ITEMs say), their free space (loaded
+// from the free space tree, or derived from the extent tree when there is
+// none), space pinned until the running transaction commits, and new chunks
+// (the kernel's block-group.c, space-info.c and the chunk allocation part
+// of volumes.c).
+//
+// # Space accounting
+//
+// Every byte of a block group is in exactly one state:
+//
+//	free      may be allocated now
+//	reserved  allocated in this transaction; its extent item is not inserted yet
+//	used      its extent item exists (the BLOCK_GROUP_ITEM's used)
+//	pinned    freed in this transaction; reusable once the transaction committed
+//	super     holds a superblock copy; never allocated
+//
+// Allocation moves free to reserved; running the delayed refs moves reserved
+// to used (extent inserted) and used to pinned (last reference dropped);
+// commit moves pinned to free. An extent allocated and released in the same
+// transaction before it was ever written goes straight back to free.
+package blockgroup
+
+import (
+	"fmt"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// Group is one block group. mirrors struct btrfs_block_group
+type Group struct {
+	Start  ondisk.LogicalAddr
+	Length uint64
+	Flags  uint64
+	Chunk  ondisk.Chunk
+
+	used     uint64
+	reserved uint64
+	super    uint64
+	superR   []Range
+	free     RangeSet
+	pinned   RangeSet
+
+	// dirty: the BLOCK_GROUP_ITEM must be rewritten at commit.
+	dirty bool
+	// pending: created in this transaction; its chunk item, dev extents and
+	// block group item are not inserted yet.
+	pending bool
+	// needsFST: the free space tree has no FREE_SPACE_INFO for it yet.
+	needsFST bool
+}
+
+// End is the first address after the group.
+func (g *Group) End() ondisk.LogicalAddr { return g.Start + ondisk.LogicalAddr(g.Length) }
+
+// Contains reports whether addr lies in the group.
+func (g *Group) Contains(addr ondisk.LogicalAddr) bool { return addr >= g.Start && addr < g.End() }
+
+// Used is the bytes of extents with extent items (the item's used field).
+func (g *Group) Used() uint64 { return g.used }
+
+// Free is the bytes that can be allocated now.
+func (g *Group) Free() uint64 { return g.free.Total() }
+
+// Pinned is the bytes freed in the running transaction.
+func (g *Group) Pinned() uint64 { return g.pinned.Total() }
+
+// Reserved is the bytes allocated whose extent items are not inserted yet.
+func (g *Group) Reserved() uint64 { return g.reserved }
+
+// Super is the bytes excluded for superblock copies.
+func (g *Group) Super() uint64 { return g.super }
+
+// FreeRanges returns the free ranges (for tests and debugging).
+func (g *Group) FreeRanges() []Range { return g.free.Ranges() }
+
+// IsType reports whether the group holds kind (DATA, METADATA or SYSTEM;
+// mixed groups hold both DATA and METADATA).
+func (g *Group) IsType(kind uint64) bool { return g.Flags&kind != 0 }
+
+// Pending reports whether the group was created in this transaction.
+func (g *Group) Pending() bool { return g.pending }
+
+func (g *Group) String() string {
+	return fmt.Sprintf("block group %d+%d flags %#x used %d reserved %d pinned %d free %d super %d",
+		uint64(g.Start), g.Length, g.Flags, g.used, g.reserved, g.pinned.Total(), g.free.Total(), g.super)
+}
+
+// check verifies the accounting invariant.
+func (g *Group) check() error {
+	sum := g.used + g.reserved + g.super + g.free.Total() + g.pinned.Total()
+	if sum != g.Length {
+		return fmt.Errorf("%v: states sum to %d, length %d", g, sum, g.Length)
+	}
+	return nil
+}
+
+// rel converts an address to an offset usable with the range sets.
+func rel(a ondisk.LogicalAddr) uint64 { return uint64(a) }

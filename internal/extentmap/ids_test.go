@@ -1,0 +1,5 @@
+package extentmap
+
+import "github.com/gobtrfs/gobtrfs/internal/ondisk"
+
+func uint64ToID(i int) ondisk.ObjectID { return ondisk.ObjectID(i) }

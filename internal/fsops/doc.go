@@ -1,0 +1,17 @@
+// Package fsops is the write side of files and directories inside btrfs
+// subvolumes: creating, linking, renaming and removing names, inode
+// attributes and xattrs, copy-on-write file data with inline, compressed and
+// preallocated extents, hole punching, reflink clones and subvolumes (the
+// kernel's inode.c, dir-item.c, xattr.c, file-item.c, file.c, reflink.c and
+// the subvolume part of ioctl.c).
+//
+// Every operation is addressed by an ID (subvolume tree, inode number), or by
+// a name in a parent directory, and runs in the current transaction of the
+// underlying txn.FS: it begins a handle, makes its changes and ends the
+// handle. Changes reach the disk at Commit.
+//
+// Errors are syscall.Errno values wrapped with the operation and the object
+// (errors.Is(err, syscall.ENOENT), which also satisfies fs.ErrNotExist).
+// Operations validate before they modify, so a refused operation leaves the
+// trees unchanged.
+package fsops

@@ -1,0 +1,138 @@
+package fsops
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/compress"
+	"github.com/gobtrfs/gobtrfs/internal/ctree"
+	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/gobtrfs/gobtrfs/internal/txn"
+)
+
+// ID names an inode: the subvolume tree it lives in and its number.
+type ID struct {
+	Root ondisk.ObjectID
+	Ino  ondisk.ObjectID
+}
+
+func (id ID) String() string { return fmt.Sprintf("%d:%d", uint64(id.Root), uint64(id.Ino)) }
+
+// RootDirIno is the inode number of every subvolume's top directory.
+const RootDirIno = ondisk.FirstFreeObjectID
+
+// Options tune how files are written.
+type Options struct {
+	// Compress compresses new regular extents with this algorithm (None: off).
+	Compress compress.Alg
+	// MaxInline is the largest file stored inline in the tree (the kernel's
+	// max_inline mount option); 0 means the default 2048, negative disables.
+	MaxInline int
+	// Now returns the current time for ctime/mtime updates (time.Now if nil).
+	Now func() time.Time
+}
+
+// FS applies file and directory operations to an open, writable filesystem.
+type FS struct {
+	T  *txn.FS
+	FI *fsinfo.FSInfo
+
+	opts       Options
+	sectorSize uint64
+	nodeSize   uint32
+	noHoles    bool
+	extref     bool
+
+	dev blockdev.Device // closed by Close when OpenImage opened it
+
+	mu        sync.Mutex
+	nextIno   map[ondisk.ObjectID]ondisk.ObjectID // per tree: next free inode number
+	nextIndex map[ID]uint64                       // per directory: next DIR_INDEX
+	// touched holds the data extents whose references changed since our
+	// last commit: the extent tree does not show them yet, so they are
+	// never overwritten in place.
+	touched map[ondisk.LogicalAddr]bool
+}
+
+// New wraps an open transaction layer.
+func New(fi *fsinfo.FSInfo, t *txn.FS, opts Options) *FS {
+	if opts.MaxInline == 0 {
+		opts.MaxInline = 2048
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	sb := fi.Super
+	return &FS{
+		T: t, FI: fi, opts: opts,
+		sectorSize: uint64(sb.SectorSize),
+		nodeSize:   sb.NodeSize,
+		noHoles:    sb.IncompatFlags&ondisk.IncompatNoHoles != 0,
+		extref:     sb.IncompatFlags&ondisk.IncompatExtendedIref != 0,
+		nextIno:    map[ondisk.ObjectID]ondisk.ObjectID{},
+		nextIndex:  map[ID]uint64{},
+		touched:    map[ondisk.LogicalAddr]bool{},
+	}
+}
+
+// SetCompress changes the compression used for later writes.
+func (f *FS) SetCompress(alg compress.Alg) {
+	f.mu.Lock()
+	f.opts.Compress = alg
+	f.mu.Unlock()
+}
+
+// SectorSize is the filesystem's data block size.
+func (f *FS) SectorSize() uint64 { return f.sectorSize }
+
+// Commit commits the running transaction.
+func (f *FS) Commit() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.T.Commit(); err != nil {
+		return err
+	}
+	clear(f.touched)
+	return nil
+}
+
+// op is one operation's context: a transaction handle and the trees it touched.
+type op struct {
+	f       *FS
+	h       *txn.Handle
+	a       ctree.Allocator
+	transid uint64
+	now     item.Timespec
+	trees   map[ondisk.ObjectID]*ctree.Tree
+}
+
+// run executes fn in a handle of the current transaction.
+func (f *FS) run(fn func(o *op) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h, err := f.T.Begin()
+	if err != nil {
+		return err
+	}
+	defer h.End()
+	o := &op{f: f, h: h, a: h.Alloc(), transid: uint64(h.Transid()),
+		now: item.TimespecOf(f.opts.Now()), trees: map[ondisk.ObjectID]*ctree.Tree{}}
+	return fn(o)
+}
+
+// tree returns subvolume (or global) tree id.
+func (o *op) tree(id ondisk.ObjectID) (*ctree.Tree, error) {
+	if t, ok := o.trees[id]; ok {
+		return t, nil
+	}
+	t, err := o.h.Tree(id)
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", ondisk.TreeName(id), err)
+	}
+	o.trees[id] = t
+	return t, nil
+}

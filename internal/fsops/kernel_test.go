@@ -1,0 +1,228 @@
+package fsops
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// needKernel skips unless the test can loop-mount btrfs images.
+func needKernel(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("kernel mount tests need root")
+	}
+	if _, err := exec.LookPath("losetup"); err != nil {
+		t.Skip("losetup not installed")
+	}
+	fss, _ := os.ReadFile("/proc/filesystems")
+	if !bytes.Contains(fss, []byte("btrfs")) {
+		exec.Command("modprobe", "btrfs").Run()
+		if fss, _ = os.ReadFile("/proc/filesystems"); !bytes.Contains(fss, []byte("btrfs")) {
+			t.Skip("the kernel has no btrfs")
+		}
+	}
+}
+
+// mountImage loop-mounts img and returns the mount point; unmount runs at
+// cleanup unless the test did it (umountImage).
+func mountImage(t testing.TB, img string, opts string) string {
+	t.Helper()
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	must(t, os.Mkdir(mnt, 0o755))
+	args := []string{"-t", "btrfs", "-o", "loop," + opts, img, mnt}
+	if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+		dmesg, _ := exec.Command("dmesg").Output()
+		lines := strings.Split(string(dmesg), "\n")
+		t.Fatalf("mount %v: %v\n%s\ndmesg tail:\n%s", args, err, out, strings.Join(lines[max(0, len(lines)-30):], "\n"))
+	}
+	t.Cleanup(func() { umountImage(t, img, mnt) })
+	return mnt
+}
+
+// umountImage unmounts mnt (if mounted) and detaches any loop device left on img.
+func umountImage(t testing.TB, img, mnt string) {
+	t.Helper()
+	if isMounted(mnt) {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v\n%s", mnt, err, out)
+			exec.Command("umount", "-l", mnt).Run()
+		}
+	}
+	out, _ := exec.Command("losetup", "-j", img).Output()
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if dev, _, ok := strings.Cut(l, ":"); ok && dev != "" {
+			exec.Command("losetup", "-d", dev).Run()
+		}
+	}
+}
+
+func isMounted(mnt string) bool {
+	data, _ := os.ReadFile("/proc/self/mountinfo")
+	return bytes.Contains(data, []byte(" "+mnt+" "))
+}
+
+// describeHost describes a mounted tree the way model.describe does.
+func describeHost(t testing.TB, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		var body string
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			body = fmt.Sprintf("size %d sha %x", len(data), sha256.Sum256(data))
+		case unix.S_IFLNK:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			body = "-> " + target
+		default:
+			if st.Rdev != 0 {
+				body = fmt.Sprintf("rdev %d", uint64(unix.Major(st.Rdev))<<20|uint64(unix.Minor(st.Rdev)))
+			}
+		}
+		xs := map[string]string{}
+		sz, _ := unix.Llistxattr(p, nil)
+		if sz > 0 {
+			buf := make([]byte, sz)
+			sz, _ = unix.Llistxattr(p, buf)
+			for _, name := range strings.Split(strings.TrimRight(string(buf[:sz]), "\x00"), "\x00") {
+				vsz, err := unix.Lgetxattr(p, name, nil)
+				if err != nil {
+					return fmt.Errorf("getxattr %s %q: %w", p, name, err)
+				}
+				v := make([]byte, vsz)
+				vsz, err = unix.Lgetxattr(p, name, v)
+				if err != nil {
+					return err
+				}
+				xs[name] = string(v[:vsz])
+			}
+		}
+		rel := "/" + strings.TrimPrefix(p, root+"/")
+		out[rel] = describeLine(st.Mode, st.Uid, st.Gid, uint32(st.Nlink), body, xs)
+		return nil
+	})
+	must(t, err)
+	return out
+}
+
+// TestKernelReadsAndExtends writes an image with random operations, lets
+// the kernel mount it and compares its view with the model (content, modes,
+// owners, links, xattrs, explicit times, hard link identity), lets the
+// kernel change it, and checks the result with btrfs check and with fsops.
+func TestKernelReadsAndExtends(t *testing.T) {
+	needMkfs(t)
+	needKernel(t)
+	seed := *seedFlag
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	t.Logf("seed %d (replay with -seed %d)", seed, seed)
+	for i, io := range []imageOpts{{}, {nodesize: "4096", csum: "xxhash", features: "^no-holes"}} {
+		t.Run(io.String(), func(t *testing.T) {
+			nops := 800
+			if testing.Short() {
+				nops = 300
+			}
+			g := runRandom(t, seed+int64(i), io, Options{}, nops)
+			mnt := mountImage(t, g.img, "noatime")
+			g.compare("kernel mount", "kernel", describeHost(t, mnt))
+			g.checkKernelDetails(mnt)
+
+			// the kernel changes it
+			must(t, os.WriteFile(filepath.Join(mnt, "kernel-file"), bytes.Repeat([]byte("k"), 100000), 0o640))
+			must(t, os.MkdirAll(filepath.Join(mnt, "kernel-dir/sub"), 0o755))
+			must(t, os.Symlink("kernel-file", filepath.Join(mnt, "kernel-dir/link")))
+			if out, err := exec.Command("btrfs", "subvolume", "snapshot", mnt, filepath.Join(mnt, "kernel-snap")).CombinedOutput(); err != nil {
+				t.Fatalf("snapshot: %v\n%s", err, out)
+			}
+			for name, n := range g.m.root.kids {
+				if !n.isDir() && name != "kernel-file" {
+					must(t, os.Remove(filepath.Join(mnt, name)))
+					break
+				}
+			}
+			umountImage(t, g.img, mnt)
+			btrfsCheck(t, g.img)
+
+			// and fsops reads and changes the kernel's work
+			f := openImage(t, g.img, Options{})
+			id, x, err := f.Lookup(TopLevel, "kernel-file")
+			must(t, err)
+			data, err := f.ReadAt(id, 0, int(x.Size))
+			must(t, err)
+			if !bytes.Equal(data, bytes.Repeat([]byte("k"), 100000)) {
+				t.Fatal("kernel-file content differs")
+			}
+			_, err = f.WriteAt(id, 50000, []byte("fsops"))
+			must(t, err)
+			snap, _, err := f.Lookup(TopLevel, "kernel-snap")
+			must(t, err)
+			_, err = f.Create(snap, "in-kernel-snap", 0o644, 0, 0, 0)
+			must(t, err)
+			must(t, f.DeleteSubvolume(TopLevel, "kernel-snap"))
+			must(t, f.Close())
+			btrfsCheck(t, g.img)
+			mnt = mountImage(t, g.img, "noatime")
+			got, err := os.ReadFile(filepath.Join(mnt, "kernel-file"))
+			must(t, err)
+			if string(got[50000:50005]) != "fsops" {
+				t.Fatal("kernel does not see the fsops write")
+			}
+			if _, err := os.Stat(filepath.Join(mnt, "kernel-snap")); !os.IsNotExist(err) {
+				t.Fatalf("deleted snapshot still visible: %v", err)
+			}
+		})
+	}
+}
+
+// checkKernelDetails compares what describe leaves out: explicit times and
+// which names share an inode.
+func (g *rig) checkKernelDetails(mnt string) {
+	g.t.Helper()
+	inodes := map[*mnode][2]uint64{}
+	g.m.walk(func(p place) {
+		if p.name == "" {
+			return
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(mnt, p.path), &st); err != nil {
+			g.fatalf("kernel: lstat %s: %v", p.path, err)
+		}
+		n := p.node
+		key := [2]uint64{st.Dev, st.Ino}
+		if prev, ok := inodes[n]; ok && prev != key {
+			g.fatalf("kernel: %s is inode %v, another name of it is %v", p.path, key, prev)
+		}
+		inodes[n] = key
+		if n.times != nil {
+			got := [3]time.Time{time.Unix(st.Atim.Unix()), time.Unix(st.Mtim.Unix()), time.Unix(st.Ctim.Unix())}
+			for i := range got {
+				if !got[i].Equal(n.times[i]) {
+					g.fatalf("kernel: %s times %v, model %v", p.path, got, *n.times)
+				}
+			}
+		}
+	})
+}

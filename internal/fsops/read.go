@@ -1,0 +1,122 @@
+package fsops
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/gobtrfs/gobtrfs/internal/compress"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+)
+
+// ReadAt reads up to n bytes of file id at off (fewer at the end of the file).
+func (f *FS) ReadAt(id ID, off uint64, n int) ([]byte, error) {
+	var out []byte
+	err := f.run(func(o *op) error {
+		x, err := o.inode(id)
+		if err != nil {
+			return err
+		}
+		if isDir(x.Mode) {
+			return errf(syscall.EISDIR, "read %v", id)
+		}
+		if off >= x.Size {
+			return nil
+		}
+		n = int(min(uint64(n), x.Size-off))
+		out, err = o.readRange(id, x.Size, off, n)
+		return err
+	})
+	return out, err
+}
+
+// Readlink returns a symlink's target.
+func (f *FS) Readlink(id ID) (string, error) {
+	var s string
+	err := f.run(func(o *op) error {
+		x, err := o.inode(id)
+		if err != nil {
+			return err
+		}
+		if !isLnk(x.Mode) {
+			return errf(syscall.EINVAL, "readlink %v", id)
+		}
+		b, err := o.readRange(id, x.Size, 0, int(x.Size))
+		s = string(b)
+		return err
+	})
+	return s, err
+}
+
+// readRange returns the n bytes of the file at off, zero past limit (the
+// file size) and in holes and preallocated extents.
+func (o *op) readRange(id ID, limit, off uint64, n int) ([]byte, error) {
+	buf := make([]byte, n)
+	if n == 0 || off >= limit {
+		return buf, nil
+	}
+	end := min(off+uint64(n), limit)
+	es, err := o.extents(id, off, end)
+	if err != nil {
+		return nil, err
+	}
+	for i := range es {
+		e := &es[i]
+		a := max(e.off, off)
+		b := min(e.end(o.f.sectorSize), end)
+		if a >= b || !e.data() {
+			continue
+		}
+		if err := o.readExtent(id, e, a, buf[a-off:b-off]); err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// readExtent fills dst with the file bytes at pos that e holds.
+func (o *op) readExtent(id ID, e *fext, pos uint64, dst []byte) error {
+	rel := pos - e.off
+	if e.IsInline() {
+		data, err := o.inlineData(id, e)
+		if err != nil {
+			return err
+		}
+		if rel < uint64(len(data)) {
+			copy(dst, data[rel:])
+		}
+		return nil
+	}
+	if e.Compression == item.CompressNone {
+		if err := o.f.FI.R.ReadLogical(dst, e.DiskBytenr+ondisk.LogicalAddr(e.Offset+rel), 0); err != nil {
+			return fmt.Errorf("read data of %v at %d: %w", id, pos, err)
+		}
+		return nil
+	}
+	raw := make([]byte, e.DiskNumBytes)
+	if err := o.f.FI.R.ReadLogical(raw, e.DiskBytenr, 0); err != nil {
+		return fmt.Errorf("read compressed data of %v at %d: %w", id, pos, err)
+	}
+	data, err := compress.Decompress(compress.Alg(e.Compression), raw, int(e.RAMBytes), int(o.f.sectorSize))
+	if err != nil {
+		return corruptf("decompress extent %d of %v: %v", e.DiskBytenr, id, err)
+	}
+	if s := e.Offset + rel; s < uint64(len(data)) {
+		copy(dst, data[s:])
+	}
+	return nil
+}
+
+// inlineData returns the uncompressed bytes of an inline extent (ram_bytes long).
+func (o *op) inlineData(id ID, e *fext) ([]byte, error) {
+	if e.Compression == item.CompressNone {
+		out := make([]byte, e.RAMBytes)
+		copy(out, e.Inline)
+		return out, nil
+	}
+	data, err := compress.Decompress(compress.Alg(e.Compression), e.Inline, int(e.RAMBytes), int(o.f.sectorSize))
+	if err != nil {
+		return nil, corruptf("decompress inline extent of %v: %v", id, err)
+	}
+	return data, nil
+}

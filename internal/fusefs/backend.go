@@ -1,0 +1,89 @@
+package fusefs
+
+import (
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// attr is an inode's attributes as getattr reports them.
+type attr struct {
+	Mode   uint32 // type and permission bits
+	Nlink  uint32
+	UID    uint32
+	GID    uint32
+	Rdev   uint64 // as btrfs stores it: major<<20 | minor
+	Size   uint64
+	NBytes uint64 // bytes of data the inode owns (st_blocks*512)
+	Atime  time.Time
+	Mtime  time.Time
+	Ctime  time.Time
+	Gen    uint64 // transaction that created the inode
+	Flags  uint64 // BTRFS_INODE_*
+}
+
+// dirent is one directory entry; Index is its DIR_INDEX (its position, stable
+// while the directory lives).
+type dirent struct {
+	Name  string
+	Index uint64
+	Mode  uint32 // type bits only (S_IFDIR...)
+	ID    ID     // what it names
+}
+
+// statfs is what statfs(2) reports, in bytes.
+type statfs struct {
+	Total, Free, Avail uint64
+	BlockSize          uint32
+}
+
+// backend is what both sides of the mount serve: reads by ID. Errors are
+// the lower layers' own; the nodes turn them into errnos.
+type backend interface {
+	Root() ID
+	Getattr(id ID) (attr, error)
+	Lookup(dir ID, name string) (ID, attr, error)
+	// ReadDir calls fn for each entry of dir with Index >= from, in index
+	// order, until fn returns false.
+	ReadDir(dir ID, from uint64, fn func(dirent) bool) error
+	// ReadAt reads the on-disk bytes of id at off; n < len(p) at the end
+	// of the on-disk file.
+	ReadAt(id ID, p []byte, off int64) (int, error)
+	Readlink(id ID) (string, error)
+	ListXattr(id ID) ([]string, error)
+	GetXattr(id ID, name string) ([]byte, error)
+	// SeekData returns the first offset >= off with data (data) or in a
+	// hole (!data), ENXIO past the end; holes and prealloc are holes.
+	SeekData(id ID, off int64, data bool) (int64, error)
+	Statfs() (statfs, error)
+	// Forget drops per-inode state the backend keeps (open files).
+	Forget(id ID)
+	Close() error
+}
+
+// rdevToFuse converts btrfs's device number (major<<20 | minor) to the
+// encoding FUSE carries (the kernel's new_encode_dev).
+func rdevToFuse(r uint64) uint32 {
+	major, minor := uint32(r>>20), uint32(r&0xfffff)
+	return minor&0xff | major<<8 | (minor&^0xff)<<12
+}
+
+// rdevFromFuse inverts rdevToFuse (new_decode_dev) into btrfs's form.
+func rdevFromFuse(d uint32) uint64 {
+	major := (d & 0xfff00) >> 8
+	minor := d&0xff | (d>>12)&0xfff00
+	return uint64(major)<<20 | uint64(minor)
+}
+
+// fill copies a into a FUSE attribute.
+func (a *attr) fill(out *fuse.Attr, ino uint64) {
+	out.Ino = ino
+	out.Mode = a.Mode
+	out.Nlink = a.Nlink
+	out.Owner = fuse.Owner{Uid: a.UID, Gid: a.GID}
+	out.Rdev = rdevToFuse(a.Rdev)
+	out.Size = a.Size
+	out.Blocks = (a.NBytes + 511) / 512
+	out.Blksize = 4096
+	out.SetTimes(&a.Atime, &a.Mtime, &a.Ctime)
+}

@@ -1,0 +1,266 @@
+package fusefs
+
+import (
+	"context"
+	"encoding/binary"
+	"syscall"
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+var (
+	_ = (fs.NodeOpener)((*Node)(nil))
+	_ = (fs.NodeReader)((*Node)(nil))
+	_ = (fs.NodeWriter)((*Node)(nil))
+	_ = (fs.NodeFlusher)((*Node)(nil))
+	_ = (fs.NodeReleaser)((*Node)(nil))
+	_ = (fs.NodeFsyncer)((*Node)(nil))
+	_ = (fs.NodeLseeker)((*Node)(nil))
+	_ = (fs.NodeAllocater)((*Node)(nil))
+	_ = (fs.NodeSetattrer)((*Node)(nil))
+	_ = (fs.NodeCopyFileRanger)((*Node)(nil))
+	_ = (fs.NodeIoctler)((*Node)(nil))
+)
+
+// fileHandle is an open regular file.
+type fileHandle struct {
+	n *Node
+}
+
+// Open opens a regular file. The kernel keeps its page cache across opens:
+// every change to file data passes through it, or invalidates it.
+func (n *Node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if n.m.rw == nil {
+		if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
+			return nil, 0, syscall.EROFS
+		}
+	} else if err := n.m.rw.openExisting(n.id); err != nil {
+		return nil, 0, n.m.errnoOf("open", n.id, err)
+	}
+	return &fileHandle{n: n}, fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// Read reads file data: on-disk bytes, with buffered writes over them.
+func (n *Node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if n.m.rw != nil {
+		buf, err := n.m.rw.read(n.id, dest, off)
+		if err != nil {
+			return nil, n.m.errnoOf("read", n.id, err)
+		}
+		return fuse.ReadResultData(buf), 0
+	}
+	k, err := n.m.b.ReadAt(n.id, dest, off)
+	if err != nil {
+		return nil, n.m.errnoOf("read", n.id, err)
+	}
+	return fuse.ReadResultData(dest[:k]), 0
+}
+
+// Write buffers data in the page cache.
+func (n *Node) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	r, errno := n.writable()
+	if errno != 0 {
+		return 0, errno
+	}
+	k, err := r.write(n.id, data, off)
+	if err != nil {
+		return 0, n.m.errnoOf("write", n.id, err)
+	}
+	return uint32(k), 0
+}
+
+// Flush is called at each close(2); data stays buffered until release.
+func (n *Node) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno { return 0 }
+
+// Release is the last close of an open file description.
+func (n *Node) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
+	if _, ok := f.(*fileHandle); !ok || n.m.rw == nil {
+		return 0
+	}
+	return n.m.errnoOf("release", n.id, n.m.rw.released(n.id))
+}
+
+// Fsync writes the file back and commits.
+func (n *Node) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
+	if n.m.rw == nil {
+		return 0
+	}
+	return n.m.errnoOf("fsync", n.id, n.m.rw.fsync(n.id))
+}
+
+// Lseek answers SEEK_DATA and SEEK_HOLE (the kernel handles the others).
+func (n *Node) Lseek(ctx context.Context, f fs.FileHandle, off uint64, whence uint32) (uint64, syscall.Errno) {
+	const seekData, seekHole = 3, 4
+	if whence != seekData && whence != seekHole {
+		return 0, syscall.EINVAL
+	}
+	var pos int64
+	var err error
+	if n.m.rw != nil {
+		pos, err = n.m.rw.seekData(n.id, int64(off), whence == seekData)
+	} else {
+		pos, err = n.m.b.SeekData(n.id, int64(off), whence == seekData)
+	}
+	if err != nil {
+		return 0, n.m.errnoOf("lseek", n.id, err)
+	}
+	return uint64(pos), 0
+}
+
+// Allocate is fallocate(2): preallocate, keep size, punch hole.
+func (n *Node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+	r, errno := n.writable()
+	if errno != 0 {
+		return errno
+	}
+	return n.m.errnoOf("fallocate", n.id, r.fallocate(n.id, off, size, mode))
+}
+
+// Setattr changes mode, owner, size or times.
+func (n *Node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	r, errno := n.writable()
+	if errno != 0 {
+		return errno
+	}
+	var a fsops.SetAttr
+	now := time.Now()
+	if m, ok := in.GetMode(); ok {
+		a.Valid |= fsops.SetMode
+		a.Mode = m
+	}
+	if uid, ok := in.GetUID(); ok {
+		a.Valid |= fsops.SetUID
+		a.UID = uid
+	}
+	if gid, ok := in.GetGID(); ok {
+		a.Valid |= fsops.SetGID
+		a.GID = gid
+	}
+	if sz, ok := in.GetSize(); ok {
+		a.Valid |= fsops.SetSize
+		a.Size = sz
+	}
+	if in.Valid&fuse.FATTR_ATIME_NOW != 0 {
+		a.Valid |= fsops.SetAtime
+		a.Atime = now
+	} else if t, ok := in.GetATime(); ok {
+		a.Valid |= fsops.SetAtime
+		a.Atime = t
+	}
+	if in.Valid&fuse.FATTR_MTIME_NOW != 0 {
+		a.Valid |= fsops.SetMtime
+		a.Mtime = now
+	} else if t, ok := in.GetMTime(); ok {
+		a.Valid |= fsops.SetMtime
+		a.Mtime = t
+	}
+	if t, ok := in.GetCTime(); ok {
+		a.Valid |= fsops.SetCtime
+		a.Ctime = t
+	}
+	if a.Valid != 0 {
+		if err := r.setattr(n.id, a); err != nil {
+			return n.m.errnoOf("setattr", n.id, err)
+		}
+	}
+	return n.Getattr(ctx, f, out)
+}
+
+// CopyFileRange is copy_file_range(2): a reflink when the ranges allow
+// one (cp --reflink=auto lands here), else a buffered copy.
+func (n *Node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint64, out *fs.Inode, fhOut fs.FileHandle, offOut uint64, length uint64, flags uint64) (uint32, syscall.Errno) {
+	r, errno := n.writable()
+	if errno != 0 {
+		return 0, errno
+	}
+	dst, ok := out.Operations().(*Node)
+	if !ok || flags != 0 {
+		return 0, syscall.EINVAL
+	}
+	done, err := r.copyRange(n.id, offIn, dst.id, offOut, length)
+	if err != nil {
+		return 0, n.m.errnoOf("copy_file_range", n.id, err)
+	}
+	return uint32(done), 0
+}
+
+// ioctl numbers this filesystem answers.
+const (
+	btrfsIocSync  = 0x9408     // BTRFS_IOC_SYNC, _IO(0x94, 8): `btrfs filesystem sync`
+	fsIocGetflags = 0x80086601 // FS_IOC_GETFLAGS (lsattr)
+	fsIocSetflags = 0x40086602 // FS_IOC_SETFLAGS (chattr)
+)
+
+// FS_*_FL bits and the btrfs inode flags they stand for. mirrors btrfs_inode_flags_to_fsflags
+var fsFlags = []struct{ fs, btrfs uint64 }{
+	{0x00000008, item.InodeSync},
+	{0x00000010, item.InodeImmutable},
+	{0x00000020, item.InodeAppend},
+	{0x00000040, item.InodeNoDump},
+	{0x00000080, item.InodeNoAtime},
+	{0x00010000, item.InodeDirSync},
+	{0x00800000, item.InodeNoDataCow},
+	{0x00000400, item.InodeNoCompress},
+	{0x00000004, item.InodeCompress},
+}
+
+// Ioctl answers BTRFS_IOC_SYNC (write everything back and commit) and
+// FS_IOC_GETFLAGS/SETFLAGS. FICLONE and FICLONERANGE never get here: the
+// kernel's VFS takes them and FUSE has no remap_file_range, so use
+// copy_file_range (cp --reflink=auto) for reflinks.
+func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint64, input []byte, output []byte) (int32, syscall.Errno) {
+	switch cmd {
+	case btrfsIocSync:
+		if n.m.rw == nil {
+			return 0, 0
+		}
+		return 0, n.m.errnoOf("sync", n.id, n.m.rw.syncAll())
+	case fsIocGetflags:
+		fl, err := n.m.inodeFlags(n.id)
+		if err != nil {
+			return 0, n.m.errnoOf("getflags", n.id, err)
+		}
+		var v uint32
+		for _, m := range fsFlags {
+			if fl&m.btrfs != 0 {
+				v |= uint32(m.fs)
+			}
+		}
+		if len(output) >= 4 {
+			binary.NativeEndian.PutUint32(output, v)
+		}
+		return 0, 0
+	case fsIocSetflags:
+		r, errno := n.writable()
+		if errno != 0 {
+			return 0, errno
+		}
+		if len(input) < 4 {
+			return 0, syscall.EINVAL
+		}
+		v := uint64(binary.NativeEndian.Uint32(input))
+		var fl uint64
+		for _, m := range fsFlags {
+			if v&m.fs != 0 {
+				fl |= m.btrfs
+				v &^= m.fs
+			}
+		}
+		if v != 0 {
+			return 0, syscall.EOPNOTSUPP
+		}
+		_, err := r.ops.Setattr(fid(n.id), fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
+		return 0, n.m.errnoOf("setflags", n.id, err)
+	}
+	return 0, syscall.ENOTTY
+}
+
+// inodeFlags returns the BTRFS_INODE_* flags of id.
+func (m *fsys) inodeFlags(id ID) (uint64, error) {
+	a, err := m.b.Getattr(id)
+	return a.Flags, err
+}

@@ -1,0 +1,60 @@
+package fusefs
+
+import (
+	"context"
+	"log"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// fsys is one mounted filesystem: the backend, the write state of a
+// read-write mount, and the inode number map.
+type fsys struct {
+	b    backend
+	rw   *rwState // nil on a read-only mount
+	ids  *inoMap
+	log  *log.Logger
+	opts Options
+}
+
+// nameMax is the longest name btrfs stores (BTRFS_NAME_LEN).
+const nameMax = 255
+
+// Node is one inode of the mount.
+type Node struct {
+	fs.Inode
+	m  *fsys
+	id ID
+}
+
+// stableAttr is the identity go-fuse keeps for id.
+func (m *fsys) stableAttr(id ID, a *attr) fs.StableAttr {
+	return fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: m.ids.stable(id), Gen: a.Gen}
+}
+
+// newChild makes (or finds) the node of id below parent and fills out.
+func (m *fsys) newChild(ctx context.Context, parent *Node, id ID, a *attr, out *fuse.EntryOut) *fs.Inode {
+	a.fill(&out.Attr, m.ids.stable(id))
+	return parent.NewInode(ctx, &Node{m: m, id: id}, m.stableAttr(id, a))
+}
+
+// getattr returns id's attributes, with buffered writes counted.
+func (m *fsys) getattr(id ID) (attr, error) {
+	if m.rw != nil {
+		return m.rw.getattr(id)
+	}
+	return m.b.Getattr(id)
+}
+
+// callerOwner is the uid and gid of the process making the request.
+func callerOwner(ctx context.Context) (uint32, uint32) {
+	if c, ok := fuse.FromContext(ctx); ok {
+		return c.Uid, c.Gid
+	}
+	return 0, 0
+}
+
+func timespecOf(sec uint64, nsec uint32) time.Time { return time.Unix(int64(sec), int64(nsec)) }

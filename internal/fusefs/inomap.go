@@ -1,0 +1,78 @@
+package fusefs
+
+import (
+	"fmt"
+	"sync"
+)
+
+// ID names an inode over the whole filesystem: its subvolume tree and its
+// inode number (subvolume roots are all inode 256).
+type ID struct {
+	Subvol uint64
+	Ino    uint64
+}
+
+func (id ID) String() string { return fmt.Sprintf("inode %d (subvol %d)", id.Ino, id.Subvol) }
+
+// Bits of a stable number given to the inode number of a subvolume other
+// than the mounted one; the subvolume ID goes above them.
+const (
+	inoBits    = 40
+	subvolBits = 63 - inoBits
+	// fallbackBase starts the numbers handed out, in order of first use,
+	// to IDs that do not fit the packed form (bit 63 set).
+	fallbackBase = uint64(1) << 63
+)
+
+// inoMap turns IDs into the 64-bit numbers go-fuse uses as node identity
+// and reports as st_ino. Inodes of the mounted subvolume keep their btrfs
+// number; others are subvol<<40 | ino. IDs that fit neither (inode numbers
+// of 2^40 and up, subvolume IDs of 2^23 and up) get numbers from a table,
+// stable for the life of the mount.
+type inoMap struct {
+	root uint64
+
+	mu   sync.Mutex
+	fwd  map[ID]uint64
+	back map[uint64]ID
+	next uint64
+}
+
+func newInoMap(root uint64) *inoMap {
+	return &inoMap{root: root, fwd: map[ID]uint64{}, back: map[uint64]ID{}, next: fallbackBase}
+}
+
+// stable returns id's number.
+func (m *inoMap) stable(id ID) uint64 {
+	if id.Subvol == m.root && id.Ino < 1<<inoBits && id.Ino > 1 {
+		return id.Ino
+	}
+	if id.Subvol != m.root && id.Subvol < 1<<subvolBits && id.Ino < 1<<inoBits && id.Subvol > 0 {
+		return id.Subvol<<inoBits | id.Ino
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n, ok := m.fwd[id]; ok {
+		return n
+	}
+	n := m.next
+	m.next++
+	m.fwd[id] = n
+	m.back[n] = id
+	return n
+}
+
+// lookup inverts stable.
+func (m *inoMap) lookup(n uint64) (ID, bool) {
+	switch {
+	case n >= fallbackBase:
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		id, ok := m.back[n]
+		return id, ok
+	case n < 1<<inoBits:
+		return ID{m.root, n}, true
+	default:
+		return ID{n >> inoBits, n & (1<<inoBits - 1)}, true
+	}
+}

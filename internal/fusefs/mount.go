@@ -1,0 +1,153 @@
+package fusefs
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/pagecache"
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// Mount is a mounted image.
+type Mount struct {
+	Image, Mountpoint string
+
+	m      *fsys
+	server *fuse.Server
+	lock   *os.File
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// cacheTimeout is how long the kernel keeps entries and attributes; every
+// change passes through this process, so the kernel's copy stays right.
+const cacheTimeout = time.Second
+
+// New opens image (read-only through the read side with o.ReadOnly,
+// read-write through fsops otherwise), locks it, and mounts it at
+// mountpoint. The mount is ready when New returns; Wait blocks until it is
+// unmounted, and Close must follow to write everything back.
+func New(image, mountpoint string, o Options) (*Mount, error) {
+	abs, err := filepath.Abs(image)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := lockImage(abs, o.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	mt := &Mount{Image: abs, Mountpoint: mountpoint, lock: lock}
+	m := &fsys{log: o.Logger, opts: o}
+	mt.m = m
+	warn := func(s string) { m.logf("%s", s) }
+	if o.ReadOnly {
+		b, err := openRO(abs, &o, warn)
+		if err != nil {
+			lock.Close()
+			return nil, err
+		}
+		m.b = b
+	} else {
+		r, err := openRW(abs, &o, m)
+		if err != nil {
+			lock.Close()
+			return nil, err
+		}
+		m.b, m.rw = r, r
+		go r.flusher()
+	}
+	rootID := m.b.Root()
+	m.ids = newInoMap(rootID.Subvol)
+	ra, err := m.b.Getattr(rootID)
+	if err != nil {
+		mt.closeBackend()
+		return nil, fmt.Errorf("root directory: %w", err)
+	}
+	root := &Node{m: m, id: rootID}
+	st := m.stableAttr(rootID, &ra)
+	mt.server, err = fs.Mount(mountpoint, root, mt.fsOptions(&o, st))
+	if err != nil {
+		mt.closeBackend()
+		return nil, fmt.Errorf("mount %s on %s: %w", image, mountpoint, err)
+	}
+	return mt, nil
+}
+
+func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
+	timeout := cacheTimeout
+	fsname := o.FsName
+	if fsname == "" {
+		fsname = mt.Image
+	}
+	kopts := []string{"default_permissions"}
+	if o.ReadOnly {
+		kopts = append(kopts, "ro")
+	}
+	kopts = append(kopts, o.KernelOptions...)
+	logger := o.Logger
+	if logger == nil {
+		logger = log.New(os.Stderr, "gobtrfs: ", log.LstdFlags)
+	}
+	return &fs.Options{
+		MountOptions: fuse.MountOptions{
+			AllowOther:  o.AllowOther,
+			FsName:      fsname,
+			Name:        "gobtrfs",
+			Options:     kopts,
+			Debug:       o.Debug,
+			Logger:      logger,
+			DirectMount: os.Geteuid() == 0,
+			MaxWrite:    1 << 20,
+		},
+		EntryTimeout:   &timeout,
+		AttrTimeout:    &timeout,
+		RootStableAttr: &root,
+		Logger:         logger,
+	}
+}
+
+// Wait blocks until the filesystem is unmounted (umount, fusermount3 -u,
+// or Unmount).
+func (mt *Mount) Wait() { mt.server.Wait() }
+
+// Unmount asks the kernel to unmount; it fails while the mount is busy.
+func (mt *Mount) Unmount() error { return mt.server.Unmount() }
+
+// Close writes every buffered byte back, commits, closes the image and
+// drops the lock. Call it after the filesystem is unmounted.
+func (mt *Mount) Close() error {
+	mt.closeOnce.Do(func() { mt.closeErr = mt.closeBackend() })
+	return mt.closeErr
+}
+
+func (mt *Mount) closeBackend() error {
+	err := mt.m.b.Close()
+	return errors.Join(err, mt.lock.Close())
+}
+
+// Sync writes back every dirty inode (the writeback list only) and commits.
+func (mt *Mount) Sync() error {
+	if mt.m.rw == nil {
+		return nil
+	}
+	return mt.m.rw.syncAll()
+}
+
+// CacheStats reports the page cache's counters (nil pagecache on a
+// read-only mount gives zeros).
+func (mt *Mount) CacheStats() pagecache.Stats {
+	if mt.m.rw == nil {
+		return pagecache.Stats{}
+	}
+	return mt.m.rw.cache.Stats()
+}
+
+// ReadOnly reports a read-only mount.
+func (mt *Mount) ReadOnly() bool { return mt.m.rw == nil }

@@ -1,0 +1,83 @@
+package mountcli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/gobtrfs/gobtrfs/internal/fusefs"
+)
+
+// startBackground re-runs this program with the same arguments in a new
+// session and waits until the child reports the mount ready (or its error)
+// through a pipe.
+func startBackground() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Args[0] = os.Args[0] // helper mode follows the name it was called by
+	cmd.Env = append(os.Environ(), readyEnv+"=3")
+	cmd.ExtraFiles = []*os.File{pw}
+	cmd.Stdin = nil
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		pr.Close()
+		return err
+	}
+	pw.Close()
+	line, rerr := bufio.NewReader(pr).ReadString('\n')
+	pr.Close()
+	line = strings.TrimSpace(line)
+	switch {
+	case line == "ready":
+		cmd.Process.Release()
+		return nil
+	case strings.HasPrefix(line, "error: "):
+		cmd.Wait()
+		return errors.New(strings.TrimPrefix(line, "error: "))
+	}
+	werr := cmd.Wait()
+	return fmt.Errorf("background mount failed before it was ready: %v %v", rerr, werr)
+}
+
+// runChild is the background side: mount, say "ready" on the pipe, serve.
+func runChild(a *Args, fdText string) error {
+	fd, err := strconv.Atoi(fdText)
+	if err != nil {
+		return fmt.Errorf("%s=%q: %v", readyEnv, fdText, err)
+	}
+	os.Unsetenv(readyEnv)
+	ready := os.NewFile(uintptr(fd), "ready")
+	mt, err := fusefs.New(a.Image, a.Mountpoint, a.Options)
+	if err != nil {
+		// the parent prints it and exits non-zero
+		fmt.Fprintf(ready, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		ready.Close()
+		os.Exit(1)
+	}
+	fmt.Fprintln(ready, "ready")
+	ready.Close()
+	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
+		syscall.Dup2(int(null.Fd()), 0)
+		null.Close()
+	}
+	serve(mt, os.Stderr)
+	return mt.Close()
+}
+
+func lookPath(bin string) (string, error) { return exec.LookPath(bin) }
+
+func runCmd(path string, args ...string) error { return exec.Command(path, args...).Run() }

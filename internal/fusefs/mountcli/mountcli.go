@@ -1,0 +1,239 @@
+// Package mountcli is the command line of `gobtrfs mount` and of the
+// mount(8) helper mount.fuse.gobtrfs: option parsing, creating the default
+// image, running in the foreground or the background, and unmounting
+// cleanly on SIGINT/SIGTERM.
+package mountcli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/fusefs"
+	"github.com/gobtrfs/gobtrfs/internal/mkfs"
+)
+
+// Defaults of `gobtrfs mount` with no arguments.
+const (
+	DefaultImage      = "gobtrfs.img"
+	DefaultMountpoint = "mnt"
+	DefaultImageSize  = 1 << 30
+)
+
+// readyEnv names the descriptor a background child reports readiness on.
+const readyEnv = "GOBTRFS_MOUNT_READY_FD"
+
+const usage = `usage: gobtrfs mount [-o OPTIONS] [-d] [IMAGE MOUNTPOINT]
+
+Mount a btrfs image through FUSE. With no IMAGE and MOUNTPOINT, mounts
+./gobtrfs.img (made, 1 GiB sparse, if missing) at ./mnt (made if missing).
+Runs in the foreground until unmounted (Ctrl-C, umount or fusermount3 -u);
+everything buffered is written back and committed before it exits.
+
+  -d             run in the background once the mount is ready
+  -f             run in the foreground (the default; for mount(8) helpers)
+  -o OPTIONS     comma-separated mount options:
+       ro                    read-only, through the read side only
+       compress=ALG[:LEVEL]  zlib, lzo or zstd for new data (no: none)
+       commit=SECONDS        write back and commit this often (default 30)
+       subvol=PATH           mount this subvolume as the root
+       subvolid=ID           mount the subvolume with this ID
+       allow_other           let other users in (see /etc/fuse.conf)
+       dirty_limit=SIZE      buffered data before writers write back (default 256M)
+       nodatasum             do not verify data checksums (ro)
+       debug                 log every FUSE request
+`
+
+// Args is a parsed command line.
+type Args struct {
+	Image, Mountpoint string
+	Options           fusefs.Options
+	Background        bool
+	Verbose           bool
+	// Defaults is set when no IMAGE and MOUNTPOINT were given: the
+	// default image is made and the mount point created if missing.
+	Defaults bool
+}
+
+// Parse reads `gobtrfs mount` arguments. The mount(8) helper convention
+// (IMAGE DIR -o OPTS, options after the operands) is accepted too.
+func Parse(args []string, helper bool) (*Args, error) {
+	a := &Args{Background: helper}
+	var operands []string
+	for i := 0; i < len(args); i++ {
+		s := args[i]
+		switch {
+		case s == "-h" || s == "--help":
+			return nil, flag.ErrHelp
+		case s == "-o":
+			if i+1 >= len(args) {
+				return nil, errors.New("-o needs an argument")
+			}
+			i++
+			if err := fusefs.ParseMountOptions(args[i], &a.Options); err != nil {
+				return nil, err
+			}
+		case strings.HasPrefix(s, "-o"):
+			if err := fusefs.ParseMountOptions(s[2:], &a.Options); err != nil {
+				return nil, err
+			}
+		case s == "-d":
+			a.Background = true
+		case s == "-f":
+			a.Background = false
+		case s == "-v":
+			a.Verbose = true
+		case s == "-n" || s == "-s": // mount(8): no mtab / sloppy
+		case s == "--":
+			operands = append(operands, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(s, "-") && s != "-":
+			return nil, fmt.Errorf("unknown flag %s", s)
+		default:
+			operands = append(operands, s)
+		}
+	}
+	switch len(operands) {
+	case 0:
+		if helper {
+			return nil, errors.New("usage: mount.fuse.gobtrfs IMAGE MOUNTPOINT [-o OPTIONS]")
+		}
+		a.Image, a.Mountpoint, a.Defaults = DefaultImage, DefaultMountpoint, true
+	case 2:
+		a.Image, a.Mountpoint = operands[0], operands[1]
+	default:
+		return nil, errors.New("want IMAGE and MOUNTPOINT, or neither")
+	}
+	return a, nil
+}
+
+// Main runs the command; helper selects mount.fuse.gobtrfs conventions
+// (background by default).
+func Main(args []string, helper bool) error {
+	a, err := Parse(args, helper)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(os.Stdout, usage)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fd := os.Getenv(readyEnv); fd != "" {
+		return runChild(a, fd)
+	}
+	if err := prepare(a); err != nil {
+		return err
+	}
+	if a.Background {
+		return startBackground()
+	}
+	return runForeground(a, os.Stderr)
+}
+
+// prepare makes the default image and the mount point when asked to.
+func prepare(a *Args) error {
+	if !a.Defaults {
+		return nil
+	}
+	if _, err := os.Stat(a.Image); errors.Is(err, os.ErrNotExist) {
+		if err := CreateImage(a.Image, DefaultImageSize); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "gobtrfs: made %s (%d MiB, sparse)\n", a.Image, DefaultImageSize>>20)
+	}
+	if err := os.MkdirAll(a.Mountpoint, 0o755); err != nil {
+		return err
+	}
+	return nil
+}
+
+// CreateImage makes a sparse image file of size bytes with a new filesystem.
+func CreateImage(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	f.Close()
+	if err != nil {
+		os.Remove(path)
+		return err
+	}
+	dev, err := blockdev.OpenFile(path, false)
+	if err == nil {
+		err = mkfs.Make(dev, mkfs.Config{})
+		err = errors.Join(err, dev.Close())
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("make %s: %w", path, err)
+	}
+	return nil
+}
+
+// runForeground mounts and serves until unmounted. SIGINT/SIGTERM/SIGHUP
+// unmount; while the mount is busy the signal is reported and a second one
+// detaches it (lazy unmount).
+func runForeground(a *Args, log io.Writer) error {
+	mt, err := fusefs.New(a.Image, a.Mountpoint, a.Options)
+	if err != nil {
+		return err
+	}
+	mode := "read-write"
+	if mt.ReadOnly() {
+		mode = "read-only"
+	}
+	fmt.Fprintf(log, "gobtrfs: %s mounted on %s (%s); Ctrl-C or umount to unmount\n", a.Image, a.Mountpoint, mode)
+	serve(mt, log)
+	if err := mt.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", a.Image, err)
+	}
+	fmt.Fprintf(log, "gobtrfs: %s unmounted, everything written back and committed\n", a.Image)
+	return nil
+}
+
+// serve waits for the unmount, turning signals into unmount requests.
+func serve(mt *fusefs.Mount, log io.Writer) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	go func() { mt.Wait(); close(done) }()
+	tries := 0
+	for {
+		select {
+		case <-done:
+			return
+		case s := <-sigs:
+			tries++
+			if err := mt.Unmount(); err != nil {
+				if tries == 1 {
+					fmt.Fprintf(log, "gobtrfs: %v: unmount %s: %v; still mounted (signal again to detach it lazily)\n", s, mt.Mountpoint, err)
+					continue
+				}
+				fmt.Fprintf(log, "gobtrfs: detaching %s lazily; it is written back when the last user leaves\n", mt.Mountpoint)
+				detach(mt.Mountpoint)
+			}
+		}
+	}
+}
+
+// detach unmounts lazily.
+func detach(mountpoint string) {
+	if syscall.Unmount(mountpoint, syscall.MNT_DETACH) == nil {
+		return
+	}
+	for _, bin := range []string{"fusermount3", "fusermount"} {
+		if path, err := lookPath(bin); err == nil {
+			if runCmd(path, "-u", "-z", mountpoint) == nil {
+				return
+			}
+		}
+	}
+}

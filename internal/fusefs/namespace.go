@@ -1,0 +1,293 @@
+package fusefs
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+var (
+	_ = (fs.NodeCreater)((*Node)(nil))
+	_ = (fs.NodeMknoder)((*Node)(nil))
+	_ = (fs.NodeMkdirer)((*Node)(nil))
+	_ = (fs.NodeSymlinker)((*Node)(nil))
+	_ = (fs.NodeLinker)((*Node)(nil))
+	_ = (fs.NodeUnlinker)((*Node)(nil))
+	_ = (fs.NodeRmdirer)((*Node)(nil))
+	_ = (fs.NodeRenamer)((*Node)(nil))
+	_ = (fs.NodeTmpfiler)((*Node)(nil))
+)
+
+// writable returns the write state, or EROFS on a read-only mount.
+func (n *Node) writable() (*rwState, syscall.Errno) {
+	if n.m.rw == nil {
+		return nil, syscall.EROFS
+	}
+	return n.m.rw, 0
+}
+
+// checkNewName refuses names btrfs cannot store and the hidden directory.
+func (n *Node) checkNewName(name string) syscall.Errno {
+	if len(name) > nameMax {
+		return syscall.ENAMETOOLONG
+	}
+	if n.m.rw != nil && n.m.rw.hidden(n.id, name) {
+		return syscall.EPERM
+	}
+	return 0
+}
+
+// owner is the uid and gid of a new inode in n: the caller's, with the
+// group of a set-group-ID directory. mirrors inode_init_owner
+func (n *Node) owner(ctx context.Context, mode uint32) (uint32, uint32, uint32) {
+	uid, gid := callerOwner(ctx)
+	if a, err := n.m.b.Getattr(n.id); err == nil && a.Mode&syscall.S_ISGID != 0 {
+		gid = a.GID
+		if mode&syscall.S_IFMT == syscall.S_IFDIR {
+			mode |= syscall.S_ISGID
+		}
+	}
+	return uid, gid, mode
+}
+
+// entry fills out and returns the node of a new inode.
+func (n *Node) entry(ctx context.Context, op string, f fsops.ID, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	id := idOf(f)
+	a, err := n.m.getattr(id)
+	if err != nil {
+		return nil, n.m.errnoOf(op, id, err)
+	}
+	return n.m.newChild(ctx, n, id, &a, out), 0
+}
+
+// Create makes and opens a regular file. mirrors btrfs_create
+func (n *Node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.checkNewName(name)
+	}
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFREG)
+	r.nsMu.Lock()
+	f, err := r.ops.Create(fid(n.id), name, mode, uid, gid, 0)
+	if err == nil {
+		r.opened(idOf(f), false)
+	}
+	r.nsMu.Unlock()
+	if err != nil {
+		return nil, nil, 0, n.m.errnoOf("create "+name+" in", n.id, err)
+	}
+	ch, errno := n.entry(ctx, "create", f, out)
+	if errno != 0 {
+		r.released(idOf(f))
+		return nil, nil, 0, errno
+	}
+	return ch, &fileHandle{n: ch.Operations().(*Node)}, fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// Tmpfile makes an open file with no name (O_TMPFILE): it lives under a
+// hidden name until linkat gives it one or it is closed.
+func (n *Node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	r, errno := n.writable()
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFREG)
+	r.nsMu.Lock()
+	defer r.nsMu.Unlock()
+	od, err := r.orphanDir(n.id.Subvol)
+	if err != nil {
+		return nil, nil, 0, n.m.errnoOf("tmpfile in", n.id, err)
+	}
+	r.mu.Lock()
+	r.tmpSeq++
+	name := fmt.Sprintf("tmp.%d", r.tmpSeq)
+	r.mu.Unlock()
+	f, err := r.ops.Create(fid(od), name, mode, uid, gid, 0)
+	if err != nil {
+		return nil, nil, 0, n.m.errnoOf("tmpfile in", n.id, err)
+	}
+	id := idOf(f)
+	a, err := n.m.getattr(id)
+	if err != nil {
+		return nil, nil, 0, n.m.errnoOf("tmpfile", id, err)
+	}
+	r.mu.Lock()
+	r.open[id] = &openState{opens: 1, orphan: name}
+	r.mu.Unlock()
+	a.Nlink = 0
+	a.fill(&out.Attr, n.m.ids.stable(id))
+	ch := n.NewInode(ctx, &Node{m: n.m, id: id}, n.m.stableAttr(id, &a))
+	return ch, &fileHandle{n: ch.Operations().(*Node)}, fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// Mknod makes a fifo, socket or device node. mirrors btrfs_mknod
+func (n *Node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.checkNewName(name)
+	}
+	if errno != 0 {
+		return nil, errno
+	}
+	uid, gid, mode := n.owner(ctx, mode)
+	f, err := r.ops.Create(fid(n.id), name, mode, uid, gid, rdevFromFuse(dev))
+	if err != nil {
+		return nil, n.m.errnoOf("mknod "+name+" in", n.id, err)
+	}
+	return n.entry(ctx, "mknod", f, out)
+}
+
+// Mkdir makes a directory. mirrors btrfs_mkdir
+func (n *Node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.checkNewName(name)
+	}
+	if errno != 0 {
+		return nil, errno
+	}
+	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFDIR)
+	f, err := r.ops.Mkdir(fid(n.id), name, mode, uid, gid)
+	if err != nil {
+		return nil, n.m.errnoOf("mkdir "+name+" in", n.id, err)
+	}
+	return n.entry(ctx, "mkdir", f, out)
+}
+
+// Symlink makes a symbolic link. mirrors btrfs_symlink
+func (n *Node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.checkNewName(name)
+	}
+	if errno != 0 {
+		return nil, errno
+	}
+	uid, gid, _ := n.owner(ctx, syscall.S_IFLNK)
+	f, err := r.ops.Symlink(fid(n.id), name, target, uid, gid)
+	if err != nil {
+		return nil, n.m.errnoOf("symlink "+name+" in", n.id, err)
+	}
+	return n.entry(ctx, "symlink", f, out)
+}
+
+// Link gives target another name in n. mirrors btrfs_link
+func (n *Node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.checkNewName(name)
+	}
+	if errno != 0 {
+		return nil, errno
+	}
+	t, ok := target.(*Node)
+	if !ok {
+		return nil, syscall.EXDEV
+	}
+	r.nsMu.Lock()
+	err := r.ops.Link(fid(t.id), fid(n.id), name)
+	r.nsMu.Unlock()
+	if err != nil {
+		return nil, n.m.errnoOf("link "+name+" in", n.id, err)
+	}
+	return n.entry(ctx, "link", fid(t.id), out)
+}
+
+// Unlink removes a name that is not a directory. mirrors btrfs_unlink
+func (n *Node) Unlink(ctx context.Context, name string) syscall.Errno {
+	return n.remove(name, false)
+}
+
+// Rmdir removes an empty directory (or an empty subvolume, as btrfs does).
+// mirrors btrfs_rmdir
+func (n *Node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return n.remove(name, true)
+}
+
+func (n *Node) remove(name string, dir bool) syscall.Errno {
+	r, errno := n.writable()
+	if errno != 0 {
+		return errno
+	}
+	if len(name) > nameMax {
+		return syscall.ENAMETOOLONG
+	}
+	if r.hidden(n.id, name) {
+		return syscall.ENOENT
+	}
+	r.nsMu.Lock()
+	defer r.nsMu.Unlock()
+	victim, dies, gone, err := r.prepareRemove(n.id, name, dir)
+	if gone {
+		return 0
+	}
+	if err == nil {
+		if dir {
+			err = r.ops.Rmdir(fid(n.id), name)
+		} else {
+			err = r.ops.Unlink(fid(n.id), name)
+		}
+	}
+	if err != nil {
+		op := "unlink "
+		if dir {
+			op = "rmdir "
+		}
+		return n.m.errnoOf(op+name+" in", n.id, err)
+	}
+	if dies {
+		r.cache.Drop(key(victim))
+	}
+	return 0
+}
+
+// Rename moves name to newName in newParent; flags RENAME_NOREPLACE and
+// RENAME_EXCHANGE as renameat2. mirrors btrfs_rename2
+func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.checkNewName(newName)
+	}
+	if errno != 0 {
+		return errno
+	}
+	if r.hidden(n.id, name) {
+		return syscall.ENOENT
+	}
+	np, ok := newParent.(*Node)
+	if !ok {
+		return syscall.EXDEV
+	}
+	r.nsMu.Lock()
+	defer r.nsMu.Unlock()
+	var victim ID
+	var dies bool
+	var err error
+	if flags&fsops.RenameExchange == 0 && flags&fsops.RenameNoReplace == 0 {
+		src, sx, lerr := r.ops.Lookup(fid(n.id), name)
+		if lerr != nil {
+			return n.m.errnoOf("rename "+name+" in", n.id, lerr)
+		}
+		if dst, _, lerr := r.ops.Lookup(fid(np.id), newName); lerr == nil && dst == src {
+			return 0 // both names link the same inode: nothing to do
+		}
+		victim, dies, _, err = r.prepareRemove(np.id, newName, sx.Mode&syscall.S_IFMT == syscall.S_IFDIR)
+	}
+	if err == nil {
+		err = r.ops.Rename(fid(n.id), name, fid(np.id), newName, flags)
+	}
+	if err != nil {
+		return n.m.errnoOf("rename "+name+" in", n.id, err)
+	}
+	if dies {
+		r.cache.Drop(key(victim))
+	}
+	return 0
+}

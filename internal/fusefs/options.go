@@ -1,0 +1,130 @@
+package fusefs
+
+import (
+	"fmt"
+	"log"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options say how an image is mounted. ParseMountOptions reads them from a
+// mount -o string.
+type Options struct {
+	ReadOnly bool
+	// Compress is the algorithm for new data ("zlib", "lzo", "zstd",
+	// optionally ":LEVEL"; "" or "no" for none).
+	Compress string
+	// CommitInterval is how often dirty data is written back and the
+	// transaction committed (the kernel's commit=); 0 means 30 s.
+	CommitInterval time.Duration
+	// Subvol or SubvolID pick the subvolume mounted as the root (default:
+	// the filesystem's default subvolume).
+	Subvol   string
+	SubvolID uint64
+	// AllowOther lets other users see the mount (needs user_allow_other in
+	// /etc/fuse.conf for non-root).
+	AllowOther bool
+	// DirtyLimit bounds buffered dirty data; writers write back above it
+	// (and the flusher from half of it). 0 means 256 MiB.
+	DirtyLimit int64
+	// NoDataCsum skips data checksum verification on a read-only mount.
+	NoDataCsum bool
+	// Debug logs every FUSE request.
+	Debug bool
+	// Logger receives error and corruption reports (default: the standard logger).
+	Logger *log.Logger
+	// FsName is shown as the mount's source (default: the image path).
+	FsName string
+	// KernelOptions are passed to the kernel mount as they are ("sync", "dirsync").
+	KernelOptions []string
+}
+
+const (
+	defaultCommitInterval = 30 * time.Second
+	defaultDirtyLimit     = 256 << 20
+)
+
+// ignoredOptions are mount(8)/fstab options that concern mount itself or
+// the kernel, not the filesystem.
+var ignoredOptions = map[string]bool{
+	"rw": true, "defaults": true, "auto": true, "noauto": true, "user": true, "nouser": true,
+	"users": true, "owner": true, "group": true, "_netdev": true, "nofail": true, "exec": true,
+	"noexec": true, "suid": true, "nosuid": true, "dev": true, "nodev": true, "async": true,
+	"relatime": true, "x-systemd.automount": true, "default_permissions": true, "loop": true,
+	"noatime": true, "nodiratime": true, "strictatime": true, "lazytime": true, "nolazytime": true,
+}
+
+// kernelPassed are options handed to the kernel mount.
+var kernelPassed = map[string]bool{"sync": true, "dirsync": true}
+
+// ParseMountOptions adds the comma-separated options s to o.
+func ParseMountOptions(s string, o *Options) error {
+	for _, opt := range strings.Split(s, ",") {
+		opt = strings.TrimSpace(opt)
+		if opt == "" {
+			continue
+		}
+		k, v, hasV := strings.Cut(opt, "=")
+		switch {
+		case k == "ro":
+			o.ReadOnly = true
+		case k == "compress" || k == "compress-force":
+			o.Compress = v
+		case k == "commit" && hasV:
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("option commit=%s: want a positive number of seconds", v)
+			}
+			o.CommitInterval = time.Duration(n) * time.Second
+		case k == "subvol" && hasV:
+			o.Subvol = v
+		case k == "subvolid" && hasV:
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("option subvolid=%s: %v", v, err)
+			}
+			o.SubvolID = n
+		case k == "allow_other":
+			o.AllowOther = true
+		case k == "dirty_limit" && hasV:
+			n, err := parseSize(v)
+			if err != nil {
+				return fmt.Errorf("option dirty_limit=%s: %v", v, err)
+			}
+			o.DirtyLimit = n
+		case k == "nodatasum" || k == "rescue=ignoredatacsums":
+			o.NoDataCsum = true
+		case k == "debug":
+			o.Debug = true
+		case k == "fsname" && hasV:
+			o.FsName = v
+		case kernelPassed[k]:
+			o.KernelOptions = append(o.KernelOptions, opt)
+		case ignoredOptions[k] || strings.HasPrefix(k, "x-") || strings.HasPrefix(k, "comment="):
+		default:
+			return fmt.Errorf("unknown mount option %q", opt)
+		}
+	}
+	return nil
+}
+
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
+		mult = 1 << 10
+	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
+		mult = 1 << 20
+	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "g"):
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("want a size like 64M")
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,208 @@
+package fusefs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/compress"
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/gobtrfs/gobtrfs/internal/pagecache"
+)
+
+// rwState is a read-write mount: fsops for the trees, the page cache for
+// buffered writes, and the flusher. It also serves the reads (backend).
+type rwState struct {
+	m     *fsys
+	ops   *fsops.FS
+	cache *pagecache.Cache
+	root  ID
+
+	// wbMu: shared by readers of "disk + dirty" views, exclusive for
+	// writeback and for operations that change file data on disk (see doc.go).
+	wbMu sync.RWMutex
+	// locks serialize data changes per inode (write, truncate, fallocate,
+	// clone), hashed by ID.
+	locks [256]sync.Mutex
+	// nsMu serializes namespace changes with the open-file bookkeeping
+	// that decides whether an unlinked file needs a hidden name.
+	nsMu sync.Mutex
+
+	mu      sync.Mutex
+	open    map[ID]*openState
+	orphans map[uint64]ID // subvolume -> its orphan directory
+	tmpSeq  uint64
+
+	dirty      atomic.Int64 // bytes buffered since the last full writeback (an upper bound)
+	limit      int64
+	interval   time.Duration
+	kick       chan struct{}
+	stop, done chan struct{}
+	closed     bool
+}
+
+// openState is kept for each regular file that is open.
+type openState struct {
+	opens  int
+	isDir  bool
+	orphan string    // its hidden name in the orphan directory, "" if none
+	mtime  time.Time // time of the last buffered write, for getattr and writeback
+}
+
+func fid(id ID) fsops.ID {
+	return fsops.ID{Root: ondisk.ObjectID(id.Subvol), Ino: ondisk.ObjectID(id.Ino)}
+}
+
+func idOf(f fsops.ID) ID { return ID{uint64(f.Root), uint64(f.Ino)} }
+
+func key(id ID) pagecache.Key { return pagecache.Key{Subvol: id.Subvol, Ino: id.Ino} }
+
+// openRW opens image for writing and picks the subvolume to serve.
+func openRW(image string, o *Options, m *fsys) (*rwState, error) {
+	alg := compress.None
+	if o.Compress != "" && o.Compress != "no" && o.Compress != "none" {
+		name, _, _ := strings.Cut(o.Compress, ":")
+		a, err := compress.ParseAlg(name)
+		if err != nil {
+			return nil, fmt.Errorf("compress=%s: %w", o.Compress, err)
+		}
+		alg = a
+	}
+	ops, err := fsops.OpenImage(image, fsops.Options{Compress: alg})
+	if err != nil {
+		return nil, err
+	}
+	r := &rwState{m: m, ops: ops, open: map[ID]*openState{}, orphans: map[uint64]ID{},
+		limit: o.DirtyLimit, interval: o.CommitInterval,
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if r.limit <= 0 {
+		r.limit = defaultDirtyLimit
+	}
+	if r.interval <= 0 {
+		r.interval = defaultCommitInterval
+	}
+	r.cache = pagecache.New(wbBackend{r}, 0) // limits are enforced here, see throttle
+	sub, err := r.pickSubvol(o)
+	if err != nil {
+		ops.Close()
+		return nil, err
+	}
+	r.root = ID{sub, uint64(fsops.RootDirIno)}
+	if _, err := ops.Stat(fid(r.root)); err != nil {
+		ops.Close()
+		return nil, fmt.Errorf("subvolume %d: %w", sub, err)
+	}
+	if err := r.cleanOrphans(sub); err != nil {
+		ops.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// pickSubvol resolves subvol= / subvolid= or the default subvolume.
+func (r *rwState) pickSubvol(o *Options) (uint64, error) {
+	switch {
+	case o.SubvolID != 0:
+		return o.SubvolID, nil
+	case o.Subvol != "":
+		want := strings.Trim(path.Clean("/"+o.Subvol), "/")
+		if want == "" {
+			return uint64(ondisk.FSTreeObjectID), nil
+		}
+		subs, err := r.ops.ListSubvolumes()
+		if err != nil {
+			return 0, err
+		}
+		for _, s := range subs {
+			if s.Path == want {
+				return uint64(s.ID), nil
+			}
+		}
+		return 0, fmt.Errorf("subvol=%s: %w", o.Subvol, fs.ErrNotExist)
+	}
+	e, err := inode.Lookup(r.ops.FI.RootTree, ondisk.RootTreeDirObjectID, "default")
+	if errors.Is(err, fs.ErrNotExist) {
+		return uint64(ondisk.FSTreeObjectID), nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("default subvolume: %w", err)
+	}
+	return uint64(e.Location.ObjectID), nil
+}
+
+// lock returns id's data lock.
+func (r *rwState) lock(id ID) *sync.Mutex { return &r.locks[lockIndex(id)] }
+
+func lockIndex(id ID) int { return int((id.Ino*0x9E3779B97F4A7C15 ^ id.Subvol) >> 56) }
+
+func attrOfItem(x *item.InodeItem) attr {
+	return attr{Mode: x.Mode, Nlink: x.NLink, UID: x.UID, GID: x.GID, Rdev: x.Rdev, Size: x.Size,
+		NBytes: x.NBytes, Atime: x.Atime.Time(), Mtime: x.Mtime.Time(), Ctime: x.Ctime.Time(),
+		Gen: x.Generation, Flags: x.Flags}
+}
+
+// overlay adds what is buffered to on-disk attributes: the size grows to
+// the end of dirty data, the times to the last buffered write, and a hidden
+// name does not count as a link.
+func (r *rwState) overlay(id ID, a *attr) {
+	isDir := a.Mode&syscall.S_IFMT == syscall.S_IFDIR
+	if a.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		if end := uint64(r.cache.DirtyEnd(key(id))); end > a.Size {
+			a.NBytes += (end - a.Size + 4095) &^ 4095
+			a.Size = end
+		}
+	}
+	r.mu.Lock()
+	if st := r.open[id]; st != nil {
+		if st.mtime.After(a.Mtime) {
+			a.Mtime = st.mtime
+		}
+		if st.mtime.After(a.Ctime) {
+			a.Ctime = st.mtime
+		}
+		switch {
+		case st.orphan != "" && isDir:
+			a.Nlink = 0
+		case st.orphan != "" && a.Nlink > 0:
+			a.Nlink--
+		}
+	}
+	r.mu.Unlock()
+}
+
+func (r *rwState) getattr(id ID) (attr, error) {
+	r.wbMu.RLock()
+	defer r.wbMu.RUnlock()
+	x, err := r.ops.Stat(fid(id))
+	if err != nil {
+		return attr{}, err
+	}
+	a := attrOfItem(&x)
+	r.overlay(id, &a)
+	return a, nil
+}
+
+// statfs reports the device size and the space data can still use: free
+// space in data block groups plus unallocated device space, less what is
+// buffered and not yet allocated.
+func (r *rwState) statfs() (statfs, error) {
+	sb := r.ops.T.Super()
+	free := r.dataFree()
+	dirty := uint64(max(r.cache.Stats().DirtyBytes, 0))
+	free -= min(free, dirty)
+	return statfs{Total: sb.TotalBytes, Free: free, Avail: free, BlockSize: sb.SectorSize}, nil
+}
+
+func (r *rwState) dataFree() uint64 {
+	g := r.ops.T.Groups()
+	return g.Space(ondisk.BlockGroupData).Free + g.Device().Unallocated()
+}

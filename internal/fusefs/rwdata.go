@@ -1,0 +1,371 @@
+package fusefs
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/pagecache"
+)
+
+// wbBackend is the page cache's way to disk: each contiguous dirty range
+// becomes one fsops.WriteAt (which cuts it into extents of up to 128 MiB),
+// so buffered 4 KiB writes land as large extents (delayed allocation).
+type wbBackend struct{ r *rwState }
+
+func (w wbBackend) WriteBack(k pagecache.Key, off int64, data []byte) error {
+	r := w.r
+	id := ID{k.Subvol, k.Ino}
+	before, err := r.ops.Stat(fid(id))
+	if isGone(err) {
+		return nil // deleted meanwhile: nothing to keep
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := r.ops.WriteAt(fid(id), uint64(off), data); err != nil {
+		if isGone(err) {
+			return nil
+		}
+		return err
+	}
+	// The write happened when it was buffered, not now: keep its mtime.
+	r.mu.Lock()
+	var t time.Time
+	if st := r.open[id]; st != nil {
+		t = st.mtime
+	}
+	r.mu.Unlock()
+	if t.IsZero() {
+		return nil
+	}
+	ctime := t
+	if c := before.Ctime.Time(); c.After(ctime) {
+		ctime = c
+	}
+	_, err = r.ops.Setattr(fid(id), fsops.SetAttr{Valid: fsops.SetMtime | fsops.SetCtime, Mtime: t, Ctime: ctime})
+	return err
+}
+
+func isGone(err error) bool { return errors.Is(err, syscall.ENOENT) }
+
+// read returns file bytes at off: on-disk bytes with dirty bytes over them.
+func (r *rwState) read(id ID, dest []byte, off int64) ([]byte, error) {
+	r.wbMu.RLock()
+	defer r.wbMu.RUnlock()
+	x, err := r.ops.Stat(fid(id))
+	if err != nil {
+		return nil, err
+	}
+	if x.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		return nil, syscall.EISDIR
+	}
+	size := max(int64(x.Size), r.cache.DirtyEnd(key(id)))
+	if off >= size {
+		return dest[:0], nil
+	}
+	buf := dest[:min(int64(len(dest)), size-off)]
+	n := 0
+	if off < int64(x.Size) {
+		data, err := r.ops.ReadAt(fid(id), uint64(off), int(min(int64(len(buf)), int64(x.Size)-off)))
+		if err != nil {
+			return nil, err
+		}
+		n = copy(buf, data)
+	}
+	clear(buf[n:])
+	r.cache.Overlay(key(id), buf, off)
+	return buf, nil
+}
+
+// write buffers data at off. It refuses with ENOSPC when the data could
+// not be allocated even after writing everything back (space is checked
+// when the write is accepted, as btrfs reserves delalloc space).
+func (r *rwState) write(id ID, data []byte, off int64) (int, error) {
+	if err := r.reserve(int64(len(data))); err != nil {
+		return 0, err
+	}
+	l := r.lock(id)
+	l.Lock()
+	err := r.cache.Write(key(id), off, data)
+	now := time.Now()
+	r.mu.Lock()
+	if st := r.open[id]; st != nil {
+		st.mtime = now
+	}
+	r.mu.Unlock()
+	l.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	r.throttle(int64(len(data)))
+	return len(data), nil
+}
+
+// reserve fails with ENOSPC when n more buffered bytes would not fit.
+func (r *rwState) reserve(n int64) error {
+	const slack = 8 << 20 // metadata of the writeback, roughly
+	fits := func() bool {
+		free := int64(r.dataFree())
+		return r.dirty.Load()+n+slack <= free
+	}
+	if fits() {
+		return nil
+	}
+	if err := r.flushAll(); err != nil && !errors.Is(err, syscall.ENOSPC) {
+		return err
+	}
+	if fits() {
+		return nil
+	}
+	// Space freed in this transaction is usable after the commit.
+	if err := r.ops.Commit(); err != nil {
+		return err
+	}
+	if fits() {
+		return nil
+	}
+	return fmt.Errorf("write of %d bytes: %w", n, syscall.ENOSPC)
+}
+
+// throttle accounts n buffered bytes: above half the limit the flusher is
+// woken, above the limit the writer writes back itself.
+func (r *rwState) throttle(n int64) {
+	d := r.dirty.Add(n)
+	switch {
+	case d > r.limit:
+		if err := r.flushAll(); err != nil {
+			r.m.logf("writeback over the dirty limit: %v", err)
+		}
+	case d > r.limit/2:
+		select {
+		case r.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// flushAll writes back every inode on the writeback list (only those).
+func (r *rwState) flushAll() error {
+	r.wbMu.Lock()
+	defer r.wbMu.Unlock()
+	err := r.cache.Sync()
+	r.dirty.Store(r.cache.Stats().DirtyBytes)
+	return err
+}
+
+// flushInode writes back id's dirty data. Caller holds wbMu exclusively.
+func (r *rwState) flushInodeLocked(id ID) error {
+	return r.cache.Fsync(key(id))
+}
+
+// syncAll writes everything back and commits: syncfs, unmount, fsyncdir
+// and BTRFS_IOC_SYNC.
+func (r *rwState) syncAll() error {
+	if err := r.flushAll(); err != nil {
+		return err
+	}
+	return r.ops.Commit()
+}
+
+// fsync makes id durable: its data written back, then a full commit (a
+// log tree would let fsync skip the commit).
+func (r *rwState) fsync(id ID) error {
+	r.wbMu.Lock()
+	err := r.flushInodeLocked(id)
+	r.wbMu.Unlock()
+	if err != nil {
+		return err
+	}
+	return r.ops.Commit()
+}
+
+// withData runs fn, which changes id's data on disk, with id's buffered
+// data written back first and writeback held off.
+func (r *rwState) withData(id ID, fn func() error) error {
+	l := r.lock(id)
+	l.Lock()
+	defer l.Unlock()
+	r.wbMu.Lock()
+	defer r.wbMu.Unlock()
+	if err := r.flushInodeLocked(id); err != nil {
+		return err
+	}
+	return fn()
+}
+
+// setattr applies a SETATTR. A size change drops or writes back buffered
+// data first; explicit times win over the time of buffered writes.
+func (r *rwState) setattr(id ID, a fsops.SetAttr) error {
+	if a.Valid&(fsops.SetSize|fsops.SetMtime|fsops.SetAtime) == 0 {
+		_, err := r.ops.Setattr(fid(id), a)
+		return err
+	}
+	l := r.lock(id)
+	l.Lock()
+	defer l.Unlock()
+	r.wbMu.Lock()
+	defer r.wbMu.Unlock()
+	if a.Valid&fsops.SetSize != 0 {
+		r.cache.Truncate(key(id), int64(a.Size))
+	}
+	if err := r.flushInodeLocked(id); err != nil {
+		return err
+	}
+	if a.Valid&fsops.SetMtime != 0 {
+		r.mu.Lock()
+		if st := r.open[id]; st != nil {
+			st.mtime = time.Time{}
+		}
+		r.mu.Unlock()
+	}
+	_, err := r.ops.Setattr(fid(id), a)
+	return err
+}
+
+// fallocate preallocates or punches (fsops modes).
+func (r *rwState) fallocate(id ID, off, n uint64, mode uint32) error {
+	return r.withData(id, func() error { return r.ops.Fallocate(fid(id), mode, off, n) })
+}
+
+// seekData answers SEEK_DATA / SEEK_HOLE with buffered data written back.
+func (r *rwState) seekData(id ID, off int64, data bool) (int64, error) {
+	r.wbMu.Lock()
+	defer r.wbMu.Unlock()
+	if err := r.flushInodeLocked(id); err != nil {
+		return 0, err
+	}
+	return r.SeekData(id, off, data)
+}
+
+// copyRange copies n bytes of src at srcOff to dst at dstOff: a reflink
+// (fsops.Clone) where btrfs allows one, else a buffered copy. It returns
+// the bytes copied (clipped at the end of src).
+func (r *rwState) copyRange(src ID, srcOff uint64, dst ID, dstOff uint64, n uint64) (uint64, error) {
+	i, j := lockIndex(src), lockIndex(dst)
+	if i > j {
+		i, j = j, i
+	}
+	a, b := &r.locks[i], &r.locks[j]
+	if a != b {
+		a.Lock()
+		defer a.Unlock()
+		b.Lock()
+		defer b.Unlock()
+	} else {
+		a.Lock()
+		defer a.Unlock()
+	}
+	r.wbMu.Lock()
+	defer r.wbMu.Unlock()
+	if err := r.flushInodeLocked(src); err != nil {
+		return 0, err
+	}
+	if err := r.flushInodeLocked(dst); err != nil {
+		return 0, err
+	}
+	sx, err := r.ops.Stat(fid(src))
+	if err != nil {
+		return 0, err
+	}
+	if srcOff >= sx.Size {
+		return 0, nil
+	}
+	n = min(n, sx.Size-srcOff, 1<<30)
+	if r.canClone(src, srcOff, dst, dstOff, n, sx.Size) {
+		err := r.ops.Clone(fid(src), srcOff, fid(dst), dstOff, n)
+		if err == nil {
+			return n, nil
+		}
+		if !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, syscall.EXDEV) {
+			return 0, err
+		}
+	}
+	return n, r.copyBuffered(src, srcOff, dst, dstOff, n)
+}
+
+// canClone reports whether the ranges meet the reflink rules: sector
+// aligned (the length may end at the end of src), not overlapping within a
+// file, same subvolume tree or not (btrfs clones across subvolumes).
+func (r *rwState) canClone(src ID, srcOff uint64, dst ID, dstOff, n, srcSize uint64) bool {
+	ss := r.ops.SectorSize()
+	if srcOff%ss != 0 || dstOff%ss != 0 {
+		return false
+	}
+	if n%ss != 0 && srcOff+n != srcSize {
+		return false
+	}
+	if src == dst && srcOff < dstOff+n && dstOff < srcOff+n {
+		return false
+	}
+	return true
+}
+
+// copyBuffered copies through the page cache. Caller holds wbMu.
+func (r *rwState) copyBuffered(src ID, srcOff uint64, dst ID, dstOff uint64, n uint64) error {
+	const chunk = 1 << 20
+	for done := uint64(0); done < n; {
+		c := min(chunk, n-done)
+		data, err := r.ops.ReadAt(fid(src), srcOff+done, int(c))
+		if err != nil {
+			return err
+		}
+		if len(data) == 0 {
+			break
+		}
+		if err := r.cache.Write(key(dst), int64(dstOff+done), data); err != nil {
+			return err
+		}
+		r.dirty.Add(int64(len(data)))
+		done += uint64(len(data))
+	}
+	r.mu.Lock()
+	if st := r.open[dst]; st != nil {
+		st.mtime = time.Now()
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// flusher writes back and commits every interval, and writes back early
+// when woken by writers over half the dirty limit.
+func (r *rwState) flusher() {
+	defer close(r.done)
+	t := time.NewTicker(r.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-r.kick:
+			if err := r.flushAll(); err != nil {
+				r.m.logf("background writeback: %v", err)
+			}
+		case <-t.C:
+			if err := r.syncAll(); err != nil {
+				r.m.logf("periodic commit: %v", err)
+			}
+		}
+	}
+}
+
+// close writes everything back, removes hidden names left (all files are
+// closed once the kernel is gone), commits and closes the image.
+func (r *rwState) close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.mu.Unlock()
+	close(r.stop)
+	<-r.done
+	err := r.flushAll()
+	if e := r.dropAllOrphans(); err == nil {
+		err = e
+	}
+	return errors.Join(err, r.ops.Close())
+}

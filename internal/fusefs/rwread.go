@@ -1,0 +1,147 @@
+package fusefs
+
+import (
+	"errors"
+	"io/fs"
+	"syscall"
+
+	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+)
+
+// The read half of a read-write mount: rwState is the backend, over fsops.
+
+var _ backend = (*rwState)(nil)
+
+func (r *rwState) Root() ID { return r.root }
+
+func (r *rwState) Getattr(id ID) (attr, error) {
+	x, err := r.ops.Stat(fid(id))
+	if err != nil {
+		return attr{}, err
+	}
+	return attrOfItem(&x), nil
+}
+
+func (r *rwState) Lookup(dir ID, name string) (ID, attr, error) {
+	f, x, err := r.ops.Lookup(fid(dir), name)
+	if err != nil {
+		return ID{}, attr{}, err
+	}
+	return idOf(f), attrOfItem(&x), nil
+}
+
+// lookupOverlay is Lookup with buffered writes counted.
+func (r *rwState) lookupOverlay(dir ID, name string) (ID, attr, error) {
+	r.wbMu.RLock()
+	defer r.wbMu.RUnlock()
+	id, a, err := r.Lookup(dir, name)
+	if err == nil {
+		r.overlay(id, &a)
+	}
+	return id, a, err
+}
+
+func (r *rwState) ReadDir(dir ID, from uint64, fn func(dirent) bool) error {
+	es, err := r.ops.ReadDir(fid(dir))
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if e.Index < from {
+			continue
+		}
+		if !fn(dirent{Name: e.Name, Index: e.Index, Mode: modeOfFT(e.Type, e.IsSubvol()), ID: idOf(e.Target(fid(dir).Root))}) {
+			break
+		}
+	}
+	return nil
+}
+
+// modeOfFT converts a BTRFS_FT_* type to S_IF* bits.
+func modeOfFT(t uint8, subvol bool) uint32 {
+	if subvol {
+		return syscall.S_IFDIR
+	}
+	switch t {
+	case item.FTDir:
+		return syscall.S_IFDIR
+	case item.FTChrdev:
+		return syscall.S_IFCHR
+	case item.FTBlkdev:
+		return syscall.S_IFBLK
+	case item.FTFifo:
+		return syscall.S_IFIFO
+	case item.FTSock:
+		return syscall.S_IFSOCK
+	case item.FTSymlink:
+		return syscall.S_IFLNK
+	}
+	return syscall.S_IFREG
+}
+
+func (r *rwState) ReadAt(id ID, p []byte, off int64) (int, error) {
+	data, err := r.ops.ReadAt(fid(id), uint64(off), len(p))
+	return copy(p, data), err
+}
+
+func (r *rwState) Readlink(id ID) (string, error) { return r.ops.Readlink(fid(id)) }
+
+func (r *rwState) ListXattr(id ID) ([]string, error) { return r.ops.ListXattr(fid(id)) }
+
+func (r *rwState) GetXattr(id ID, name string) ([]byte, error) {
+	v, err := r.ops.GetXattr(fid(id), name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, syscall.ENODATA
+	}
+	return v, err
+}
+
+// SeekData looks the extents up in the running transaction's tree (fsops
+// has no seek of its own yet); callers write the inode back first.
+func (r *rwState) SeekData(id ID, off int64, data bool) (int64, error) {
+	x, err := r.ops.Stat(fid(id))
+	if err != nil {
+		return 0, err
+	}
+	size := int64(x.Size)
+	if off < 0 || off >= size {
+		return 0, syscall.ENXIO
+	}
+	h, err := r.ops.T.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer h.End()
+	t, err := h.Tree(fid(id).Root)
+	if err != nil {
+		return 0, err
+	}
+	for pos := uint64(off); pos < uint64(size); {
+		spans, err := inode.MapAt(t, fid(id).Ino, pos, 16)
+		if err != nil {
+			return 0, err
+		}
+		if len(spans) == 0 {
+			break
+		}
+		for _, s := range spans {
+			isData := s.Extent != nil && (s.Extent.Type == inode.ExtentInline ||
+				s.Extent.Type == inode.ExtentRegular && s.Extent.DiskBytenr != 0)
+			if isData == data && s.End > pos {
+				return int64(max(pos, s.Start)), nil
+			}
+			pos = max(pos, s.End)
+		}
+	}
+	if data {
+		return 0, syscall.ENXIO
+	}
+	return size, nil
+}
+
+func (r *rwState) Statfs() (statfs, error) { return r.statfs() }
+
+func (r *rwState) Forget(id ID) {}
+
+func (r *rwState) Close() error { return r.close() }

@@ -1,0 +1,31 @@
+package fusefs
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+)
+
+var (
+	_ = (fs.NodeSetxattrer)((*Node)(nil))
+	_ = (fs.NodeRemovexattrer)((*Node)(nil))
+)
+
+// Setxattr sets attribute name; flags XATTR_CREATE / XATTR_REPLACE. mirrors btrfs_setxattr
+func (n *Node) Setxattr(ctx context.Context, name string, data []byte, flags uint32) syscall.Errno {
+	r, errno := n.writable()
+	if errno != 0 {
+		return errno
+	}
+	return n.m.errnoOf("setxattr "+name, n.id, r.ops.SetXattr(fid(n.id), name, data, int(flags)))
+}
+
+// Removexattr removes attribute name (ENODATA if unset).
+func (n *Node) Removexattr(ctx context.Context, name string) syscall.Errno {
+	r, errno := n.writable()
+	if errno != 0 {
+		return errno
+	}
+	return n.m.errnoOf("removexattr "+name, n.id, r.ops.RemoveXattr(fid(n.id), name))
+}

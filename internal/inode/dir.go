@@ -1,0 +1,109 @@
+package inode
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/gobtrfs/gobtrfs/internal/ctree"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// Directory entry file types (btrfs_dir_item.type, BTRFS_FT_*).
+const (
+	FTUnknown = 0
+	FTRegFile = 1
+	FTDir     = 2
+	FTChrdev  = 3
+	FTBlkdev  = 4
+	FTFifo    = 5
+	FTSock    = 6
+	FTSymlink = 7
+	FTXattr   = 8
+	ftMask    = 0x7f // high bit is FT_ENCRYPTED
+)
+
+// DirEntry is one name in a directory. Location is an INODE_ITEM key for an
+// inode in the same tree, or a ROOT_ITEM key for a subvolume.
+type DirEntry struct {
+	Name     string
+	Location ondisk.Key
+	Type     uint8 // BTRFS_FT_*
+	Index    uint64
+}
+
+// IsSubvol reports whether the entry points to another subvolume's root.
+func (d *DirEntry) IsSubvol() bool { return d.Location.Type == ondisk.RootItemKey }
+
+func entryOf(di dirItem, index uint64) DirEntry {
+	return DirEntry{Name: string(di.Name), Location: di.Location, Type: di.Type & ftMask, Index: index}
+}
+
+// ReadDir calls fn for each entry of directory ino in index order (the order
+// readdir returns), starting at index from, until fn returns false.
+// mirrors btrfs_real_readdir
+func ReadDir(t *ctree.Tree, ino ondisk.ObjectID, from uint64, fn func(DirEntry) bool) error {
+	lo := ondisk.Key{ObjectID: ino, Type: ondisk.DirIndexKey, Offset: from}
+	hi := ondisk.Key{ObjectID: ino, Type: ondisk.DirIndexKey, Offset: ^uint64(0)}
+	var derr error
+	err := t.Range(lo, hi, func(k ondisk.Key, data []byte) bool {
+		items, err := decodeDirItems(data)
+		if err != nil {
+			derr = fmt.Errorf("read dir %d (tree %s): item %v: %w", ino, ondisk.TreeName(t.ID), k, err)
+			return false
+		}
+		for _, di := range items {
+			if !fn(entryOf(di, k.Offset)) {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("read dir %d (tree %s): %w", ino, ondisk.TreeName(t.ID), err)
+	}
+	return derr
+}
+
+// Lookup finds name in directory dir through the DIR_ITEM name hash, falling
+// back to a DIR_INDEX scan when the DIR_ITEM is missing (a damaged or
+// half-written directory). Not found satisfies errors.Is(err, fs.ErrNotExist).
+// mirrors btrfs_lookup_dir_item
+func Lookup(t *ctree.Tree, dir ondisk.ObjectID, name string) (DirEntry, error) {
+	key := ondisk.Key{ObjectID: dir, Type: ondisk.DirItemKey, Offset: NameHash([]byte(name))}
+	data, ok, err := t.Lookup(key)
+	if err != nil {
+		return DirEntry{}, fmt.Errorf("lookup %q in dir %d (tree %s): %w", name, dir, ondisk.TreeName(t.ID), err)
+	}
+	if ok {
+		items, err := decodeDirItems(data)
+		if err != nil {
+			return DirEntry{}, fmt.Errorf("lookup %q in dir %d (tree %s): item %v: %w",
+				name, dir, ondisk.TreeName(t.ID), key, err)
+		}
+		for _, di := range items {
+			if bytes.Equal(di.Name, []byte(name)) {
+				return entryOf(di, 0), nil
+			}
+		}
+	}
+	return lookupIndex(t, dir, name)
+}
+
+// lookupIndex scans the DIR_INDEX items of dir for name.
+func lookupIndex(t *ctree.Tree, dir ondisk.ObjectID, name string) (DirEntry, error) {
+	var found *DirEntry
+	err := ReadDir(t, dir, 0, func(e DirEntry) bool {
+		if e.Name == name {
+			found = &e
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return DirEntry{}, err
+	}
+	if found == nil {
+		return DirEntry{}, notExist("lookup %q in dir %d (tree %s)", name, dir, ondisk.TreeName(t.ID))
+	}
+	return *found, nil
+}

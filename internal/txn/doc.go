@@ -1,0 +1,37 @@
+// Package txn is the transaction layer of the writer: handles that join the
+// running transaction, the tree block allocator the B-tree write path uses,
+// and the commit that turns a transaction into a new generation on disk
+// (the kernel's transaction.c, with the allocation glue of extent-tree.c).
+//
+// # Transactions
+//
+// There is at most one running transaction. Begin joins it (starting one
+// when there is none): a Handle holds the filesystem exclusively until End,
+// so handles of one transaction run one after another and see each other's
+// changes. Commit waits for the current handle to end, then commits; the
+// next Begin starts the next transaction. A commit timer commits
+// periodically.
+//
+// Nothing reaches the disk before commit except file data written with
+// WriteData, and that only into space that is free in the last committed
+// generation. Tree blocks changed in a transaction are new copies (COW) in
+// such space too, kept in memory until commit. Space freed in a transaction
+// stays pinned (not reused) until its commit is on disk. So a crash at any
+// point leaves the previous generation intact, and the superblock write
+// switches to the new one.
+//
+// # Commit
+//
+// Commit (see commitLocked) applies the queued reference changes to the
+// extent tree and free space tree, writes the root items and block group
+// items this produced, repeating until nothing more changes, then writes
+// every dirty block, flushes, writes the superblocks and flushes again.
+//
+// # Space
+//
+// Tree blocks come from METADATA block groups (SYSTEM for the chunk tree),
+// file data from DATA ones; a new chunk is allocated when they are full and
+// the device has room. A global reserve of metadata space is kept for
+// commits and deletions: Reserve refuses (ENOSPC) an operation that would
+// eat into it, ReserveForDelete may use it.
+package txn

@@ -1,0 +1,303 @@
+package txn
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/blockgroup"
+	"github.com/gobtrfs/gobtrfs/internal/ctree"
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/extent"
+	"github.com/gobtrfs/gobtrfs/internal/extent/delayedref"
+	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+)
+
+// ReplayLog, when set, replays a log tree (super log_root != 0) on Open;
+// it must leave the log replayed into the subvolume trees and clear the
+// log root in fs's pending superblock. Without it Open refuses such images.
+var ReplayLog func(fs *FS) error
+
+// ErrLogTree is returned by Open for an image with a log tree to replay.
+var ErrLogTree = errors.New("filesystem has a log tree to replay (mount it with Linux once, or replay it first)")
+
+// FS is a filesystem open for writing. mirrors struct btrfs_fs_info (the writer's part)
+type FS struct {
+	Info *fsinfo.FSInfo
+
+	// mu is held by a Handle from Begin to End and by Commit.
+	mu sync.Mutex
+
+	transid ondisk.Generation // the running (next) transaction
+	super   *ondisk.Superblock // what the next commit writes
+	fsid    ondisk.UUID        // metadata fsid of tree block headers
+	ctUUID  ondisk.UUID        // chunk tree uuid of tree block headers
+	bgTree  ondisk.ObjectID
+	fst     bool
+	skinny  bool
+
+	groups *blockgroup.Manager
+	refs   *delayedref.Queue
+	ext    *extent.Manager
+
+	trees   map[ondisk.ObjectID]*treeState
+	dirty   map[ondisk.LogicalAddr]*diskio.Node // tree blocks to write at commit
+	frozen  map[ondisk.LogicalAddr]bool         // blocks of this transaction a snapshot shares
+	newData map[ondisk.LogicalAddr]uint64       // data extents allocated, no reference queued yet
+
+	metaRsv    uint64 // metadata bytes reserved by handles and not yet used
+	superDirty bool   // the superblock changed even if no tree did
+	aborted    error
+	allocErr   error // a misuse of the allocator seen by Dirty
+
+	stats Stats
+
+	timerStop chan struct{}
+	timerDone chan struct{}
+	closed    bool
+}
+
+// treeState is one tree of the running transaction: the Tree the write
+// path updates, and its ROOT_ITEM.
+type treeState struct {
+	t         *ctree.Tree
+	hasItem   bool // all but the root and chunk trees
+	key       ondisk.Key
+	item      item.RootItem
+	itemDirty bool // root item must be rewritten even if the root did not move
+}
+
+// Stats reports what the transactions did.
+type Stats struct {
+	Commits int
+	// LastCommit is the last commit's critical section: from the start of
+	// running delayed refs to the second flush after the superblocks.
+	LastCommit   time.Duration
+	MaxCommit    time.Duration
+	TotalCommit  time.Duration
+	LastRefHeads int // delayed ref heads run by the last commit
+	LastBlocks   int // tree blocks written by the last commit
+	LastLoops    int // passes of the commit loop
+}
+
+// Open prepares fi for writing: it refuses read-only and unsupported
+// images, loads the block groups and their free space, and invalidates a v1
+// space cache. mirrors open_ctree (the writable part)
+func Open(fi *fsinfo.FSInfo) (*FS, error) {
+	if fi.ReadOnly {
+		return nil, errors.New("txn: filesystem was opened read-only")
+	}
+	sb := fi.Super
+	if u := sb.CompatROFlags &^ ondisk.CompatROSupported; u != 0 {
+		return nil, fmt.Errorf("txn: cannot write: unsupported compat_ro feature(s) %s (flags %#x)",
+			strings.Join(ondisk.CompatROFlagNames(u), ", "), u)
+	}
+	if u := sb.IncompatFlags &^ ondisk.IncompatSupported; u != 0 {
+		return nil, fmt.Errorf("txn: cannot write: unsupported incompat feature(s) %s (flags %#x)",
+			strings.Join(ondisk.IncompatFlagNames(u), ", "), u)
+	}
+	if sb.IncompatFlags&(ondisk.IncompatRaid56|ondisk.IncompatMixedGroups) != 0 {
+		return nil, fmt.Errorf("txn: cannot write: RAID5/6 and mixed block groups are not supported for writing")
+	}
+	fst := sb.CompatROFlags&ondisk.CompatROFreeSpaceTree != 0
+	if fst && sb.CompatROFlags&ondisk.CompatROFreeSpaceTreeValid == 0 {
+		return nil, errors.New("txn: cannot write: free space tree is not marked valid (FREE_SPACE_TREE_VALID); let Linux rebuild it")
+	}
+	cp := *sb
+	f := &FS{
+		Info: fi, transid: sb.Generation + 1, super: &cp, fsid: sb.MetadataFSID(),
+		bgTree: fi.BlockGroupTreeID(), fst: fst, skinny: sb.IncompatFlags&ondisk.IncompatSkinnyMetadata != 0,
+		refs: &delayedref.Queue{}, trees: map[ondisk.ObjectID]*treeState{},
+		dirty: map[ondisk.LogicalAddr]*diskio.Node{}, frozen: map[ondisk.LogicalAddr]bool{},
+		newData: map[ondisk.LogicalAddr]uint64{},
+	}
+	if err := f.loadChunkTreeUUID(); err != nil {
+		return nil, err
+	}
+	if err := f.loadGroups(); err != nil {
+		return nil, err
+	}
+	f.ext = &extent.Manager{
+		Groups: f.groups, Refs: f.refs, NodeSize: sb.NodeSize, SectorSize: sb.SectorSize, Csum: fi.Csum,
+		Skinny: f.skinny, FreeSpaceTree: fst, FirstKey: f.firstKey, Freed: f.extentFreed,
+	}
+	if !fst && sb.CacheGeneration != 0 && sb.CacheGeneration != ^uint64(0) {
+		// A v1 space cache describes free space we are about to change
+		// without updating it: make every cache inode's generation mismatch.
+		// mirrors the clear_cache mount option
+		f.super.CacheGeneration = ^uint64(0)
+		f.superDirty = true
+	}
+	if sb.LogRoot != 0 {
+		if ReplayLog == nil {
+			return nil, fmt.Errorf("txn: %w", ErrLogTree)
+		}
+		if err := ReplayLog(f); err != nil {
+			return nil, fmt.Errorf("txn: replay log tree: %w", err)
+		}
+	}
+	return f, nil
+}
+
+// loadChunkTreeUUID reads the chunk tree uuid from the chunk root's header.
+func (f *FS) loadChunkTreeUUID() error {
+	ct := f.Info.ChunkTree()
+	p, _, err := ct.Search(ondisk.Key{})
+	if err != nil {
+		return fmt.Errorf("txn: read chunk root: %w", err)
+	}
+	n := p.Nodes[ct.Level]
+	if n == nil {
+		return fmt.Errorf("txn: read chunk root: %w", diskio.Corruptf("no root node"))
+	}
+	f.ctUUID = n.Header().ChunkTreeUUID
+	return nil
+}
+
+func (f *FS) loadGroups() error {
+	cfg := blockgroup.LoadConfig{Super: f.super, Chunks: f.Info.Chunks}
+	var err error
+	if cfg.BlockGroupTree, err = f.Info.Tree(f.bgTree); err != nil {
+		return fmt.Errorf("txn: block group tree: %w", err)
+	}
+	if cfg.ExtentTree, err = f.Info.Tree(ondisk.ExtentTreeObjectID); err != nil {
+		return fmt.Errorf("txn: extent tree: %w", err)
+	}
+	if cfg.DevTree, err = f.Info.Tree(ondisk.DevTreeObjectID); err != nil {
+		return fmt.Errorf("txn: dev tree: %w", err)
+	}
+	if f.fst {
+		if cfg.FreeSpaceTree, err = f.Info.Tree(ondisk.FreeSpaceTreeObjectID); err != nil {
+			return fmt.Errorf("txn: free space tree: %w", err)
+		}
+	}
+	if f.groups, err = blockgroup.Load(cfg); err != nil {
+		return fmt.Errorf("txn: %w", err)
+	}
+	return nil
+}
+
+// tree returns the running transaction's state of tree id, loading it.
+func (f *FS) tree(id ondisk.ObjectID) (*treeState, error) {
+	if ts := f.trees[id]; ts != nil {
+		return ts, nil
+	}
+	ts := &treeState{}
+	switch id {
+	case ondisk.RootTreeObjectID:
+		ts.t = f.Info.RootTree
+	case ondisk.ChunkTreeObjectID:
+		ts.t = f.Info.ChunkTree()
+	case ondisk.TreeLogObjectID:
+		return nil, fmt.Errorf("tree %s: log trees are not writable here: %w", ondisk.TreeName(id), fs.ErrInvalid)
+	default:
+		ri, key, err := f.Info.RootItem(id)
+		if err != nil {
+			return nil, err
+		}
+		if ri.Refs == 0 && extent.Shareable(id) && id != ondisk.FSTreeObjectID && ri.Flags&item.RootSubvolDead != 0 {
+			return nil, fmt.Errorf("tree %d is being deleted: %w", id, fs.ErrNotExist)
+		}
+		ts.hasItem, ts.key, ts.item = true, key, ri
+		ts.t = &ctree.Tree{R: f.Info.R, ID: id, Root: ri.Bytenr, Level: int(ri.Level), Gen: ri.Generation}
+	}
+	f.trees[id] = ts
+	return ts, nil
+}
+
+// root describes tree id for reference updates.
+func (f *FS) root(id ondisk.ObjectID) extent.Root {
+	r := extent.Root{ID: id, Shareable: extent.Shareable(id)}
+	if ts := f.trees[id]; ts != nil && ts.hasItem {
+		r.LastSnapshot = ondisk.Generation(ts.item.LastSnapshot)
+	}
+	return r
+}
+
+// firstKey gives the extent layer the first key of a block of this transaction.
+func (f *FS) firstKey(addr ondisk.LogicalAddr) (ondisk.Key, bool) {
+	n := f.dirty[addr]
+	if n == nil || n.NumItems() == 0 {
+		return ondisk.Key{}, false
+	}
+	return n.Key(0), true
+}
+
+// extentFreed forgets a freed tree block: it is not written, and no cached
+// copy outlives it.
+func (f *FS) extentFreed(addr ondisk.LogicalAddr, n uint64, isData bool) {
+	if isData {
+		return
+	}
+	delete(f.dirty, addr)
+	delete(f.frozen, addr)
+	f.Info.R.Invalidate(addr)
+}
+
+// Transid is the running transaction's generation.
+func (f *FS) Transid() ondisk.Generation {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.transid
+}
+
+// Stats returns commit statistics.
+func (f *FS) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stats
+}
+
+// Groups exposes the block groups (for tests and space reporting).
+func (f *FS) Groups() *blockgroup.Manager { return f.groups }
+
+// Super returns a copy of the superblock the next commit writes.
+func (f *FS) Super() ondisk.Superblock {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return *f.super
+}
+
+// Close commits, stops the commit timer and refuses further use. It does
+// not close the device.
+func (f *FS) Close() error {
+	f.StopCommitTimer()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	err := f.commitLocked()
+	f.closed = true
+	if err == nil && f.aborted == nil {
+		f.aborted = errClosed
+	}
+	return err
+}
+
+var errClosed = errors.New("txn: filesystem is closed")
+
+// abort stops all further writing after a failure in the middle of changes
+// that cannot be undone in memory. The disk keeps the last committed
+// generation. mirrors btrfs_abort_transaction
+func (f *FS) abort(err error) error {
+	if f.aborted == nil {
+		f.aborted = fmt.Errorf("txn: transaction %d aborted: %w", f.transid, err)
+	}
+	return f.aborted
+}
+
+// Aborted returns the error that aborted the filesystem, if any.
+func (f *FS) Aborted() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.aborted == errClosed {
+		return nil
+	}
+	return f.aborted
+}

@@ -1,0 +1,122 @@
+package txn
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/gobtrfs/gobtrfs/internal/blockgroup"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// Space reservation, a simplified form of the kernel's space-info.c:
+//
+// A handle that is about to change the trees calls Reserve with the number
+// of items it will touch; each item may need a new copy of every block on a
+// path in two trees (nodesize * 2 * BTRFS_MAX_LEVEL, as
+// btrfs_calc_insert_metadata_size). Reserve succeeds while the metadata
+// groups' free space, less what other handles reserved and less the global
+// reserve, covers that; else it adds a metadata chunk, else it commits to
+// get back the space the transaction freed (the old copies of COWed blocks
+// are freed by the delayed refs and stay pinned until the commit is on
+// disk), else it fails with ENOSPC before anything changed. Reserve should
+// come first in a handle: the commit it may start includes what the
+// handle did before.
+// ReserveForDelete may use the global reserve, so that freeing space always
+// works on a full filesystem; commits use it for the extent, free space and
+// root tree updates. Tree block allocation itself never refuses while any
+// metadata space is left.
+
+// itemCost is the metadata reserved per item. mirrors btrfs_calc_insert_metadata_size
+func (f *FS) itemCost(items int) uint64 {
+	return uint64(items) * uint64(f.super.NodeSize) * 2 * ondisk.MaxLevel
+}
+
+// globalReserve is the metadata kept for commits and deletions.
+// mirrors btrfs_update_global_block_rsv (sized from the metadata space here)
+func (f *FS) globalReserve() uint64 {
+	total := f.groups.Space(ondisk.BlockGroupMetadata).Total
+	return min(max(total/16, 32*uint64(f.super.NodeSize)), 512<<20)
+}
+
+// metaAvail is the metadata space neither used, pinned, nor reserved.
+func (f *FS) metaAvail() uint64 {
+	s := f.groups.Space(ondisk.BlockGroupMetadata)
+	return s.Free - min(s.Free, f.metaRsv)
+}
+
+// Reserve reserves metadata space for changing items items; it fails with
+// an error satisfying errors.Is(err, syscall.ENOSPC) when the filesystem is
+// too full (nothing is changed then). The reservation lasts until End.
+// mirrors btrfs_start_transaction(root, num_items)
+func (h *Handle) Reserve(items int) error { return h.reserve(items, false) }
+
+// ReserveForDelete is Reserve for operations that free space: it may dip
+// into the global reserve. mirrors btrfs_start_transaction_fallback_global_rsv
+func (h *Handle) ReserveForDelete(items int) error { return h.reserve(items, true) }
+
+func (h *Handle) reserve(items int, global bool) error {
+	if err := h.check(); err != nil {
+		return err
+	}
+	f := h.f
+	need := f.itemCost(items)
+	for attempt := 0; ; attempt++ {
+		floor := f.globalReserve()
+		if global {
+			floor = 0
+		}
+		if f.metaAvail() >= need+floor {
+			f.metaRsv += need
+			h.rsv += need
+			return nil
+		}
+		switch attempt {
+		case 0:
+			if _, err := f.allocChunk(ondisk.BlockGroupMetadata); err == nil {
+				continue
+			}
+			fallthrough
+		case 1:
+			// Space freed in this transaction (pinned, or queued to be
+			// freed when the delayed refs run) comes back with a commit.
+			if f.needsCommit() {
+				if err := f.commitLocked(); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		return fmt.Errorf("txn: reserve metadata for %d items (%d bytes, %d available): %w",
+			items, need, f.metaAvail(), syscall.ENOSPC)
+	}
+}
+
+// allocChunk adds a chunk of kind with the profile existing groups of kind
+// have, first making sure the chunk tree has system space to record it.
+// mirrors btrfs_chunk_alloc + check_system_chunk
+func (f *FS) allocChunk(kind uint64) (*blockgroup.Group, error) {
+	if kind != ondisk.BlockGroupSystem {
+		sys := f.groups.Space(ondisk.BlockGroupSystem)
+		if sys.Free < 8*uint64(f.super.NodeSize) {
+			if _, err := f.groups.AllocChunk(ondisk.BlockGroupSystem, f.groups.Profile(ondisk.BlockGroupSystem),
+				f.Info.Chunks); err != nil && !errors.Is(err, syscall.ENOSPC) {
+				return nil, err
+			}
+		}
+	}
+	return f.groups.AllocChunk(kind, f.groups.Profile(kind), f.Info.Chunks)
+}
+
+// metaForData makes sure a data allocation leaves the metadata it needs (its
+// file extent, extent and checksum items) outside the global reserve.
+func (f *FS) metaForData() error {
+	need := f.itemCost(2) + f.globalReserve()
+	if f.metaAvail() >= need {
+		return nil
+	}
+	if _, err := f.allocChunk(ondisk.BlockGroupMetadata); err == nil && f.metaAvail() >= need {
+		return nil
+	}
+	return fmt.Errorf("txn: metadata space for a data extent: %w", syscall.ENOSPC)
+}

@@ -1,0 +1,101 @@
+package txn
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// maxWriteBatch bounds one coalesced device write.
+const maxWriteBatch = 4 << 20
+
+type devWrite struct {
+	phys ondisk.PhysicalAddr
+	data []byte
+}
+
+// writeDirty checksums every dirty tree block and writes it to each of its
+// copies, coalescing writes to adjacent physical ranges. It returns how many
+// blocks it wrote. mirrors btree_write_cache_pages + csum_dirty_buffer
+func (f *FS) writeDirty() (int, error) {
+	ns := uint64(f.super.NodeSize)
+	var ws []devWrite
+	for addr, n := range f.dirty {
+		if n.Generation() != f.transid || n.Addr != addr {
+			return 0, fmt.Errorf("block %d: generation %d in transaction %d", uint64(addr), n.Generation(), f.transid)
+		}
+		fl := binary.LittleEndian.Uint64(n.Data[0x38:])
+		binary.LittleEndian.PutUint64(n.Data[0x38:], fl|ondisk.HeaderFlagWritten)
+		f.Info.Csum.SetBlock(n.Data)
+		copies, avail, err := f.Info.Chunks.Map(addr, ns)
+		if err != nil {
+			return 0, fmt.Errorf("block %d: %w", uint64(addr), err)
+		}
+		if avail < ns {
+			return 0, fmt.Errorf("block %d: crosses a stripe boundary", uint64(addr))
+		}
+		for _, c := range copies {
+			ws = append(ws, devWrite{c.Physical, n.Data})
+		}
+	}
+	if err := f.writeBatched(ws); err != nil {
+		return 0, err
+	}
+	return len(f.dirty), nil
+}
+
+// writeBatched writes ws in physical order, merging contiguous ones.
+func (f *FS) writeBatched(ws []devWrite) error {
+	sort.Slice(ws, func(i, j int) bool { return ws[i].phys < ws[j].phys })
+	var buf []byte
+	var at ondisk.PhysicalAddr
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		_, err := f.Info.Dev.WriteAt(buf, int64(at))
+		if err != nil {
+			return fmt.Errorf("write %d bytes at physical %d: %w", len(buf), at, err)
+		}
+		buf = buf[:0]
+		return nil
+	}
+	for _, w := range ws {
+		if len(buf) > 0 && (at+ondisk.PhysicalAddr(len(buf)) != w.phys || len(buf)+len(w.data) > maxWriteBatch) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(buf) == 0 {
+			at = w.phys
+		}
+		buf = append(buf, w.data...)
+	}
+	return flush()
+}
+
+// writeLogical writes data at a logical address to every copy.
+func (f *FS) writeLogical(addr ondisk.LogicalAddr, data []byte) error {
+	for len(data) > 0 {
+		copies, n, err := f.Info.Chunks.Map(addr, uint64(len(data)))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("write logical %d: empty mapping", uint64(addr))
+		}
+		for _, c := range copies {
+			if c.DevID != f.super.DevItem.DevID {
+				return fmt.Errorf("write logical %d: device %d not present", uint64(addr), c.DevID)
+			}
+			if _, err := f.Info.Dev.WriteAt(data[:n], int64(c.Physical)); err != nil {
+				return fmt.Errorf("write logical %d (physical %d): %w", uint64(addr), c.Physical, err)
+			}
+		}
+		data = data[n:]
+		addr += ondisk.LogicalAddr(n)
+	}
+	return nil
+}

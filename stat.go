@@ -1,0 +1,75 @@
+package gobtrfs
+
+import (
+	"io/fs"
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+)
+
+// Stat is the Sys() value of every fs.FileInfo this package returns: the
+// inode as btrfs stores it.
+type Stat struct {
+	Ino    uint64 // inode number; 256 for every subvolume root
+	Subvol uint64 // subvolume (tree) holding the inode
+	Nlink  uint32
+	UID    uint32
+	GID    uint32
+	// Rdev is the device number in the form stat(2) returns (see Major/Minor);
+	// btrfs stores the kernel's internal form (major<<20 | minor).
+	Rdev       uint64
+	Size       int64
+	Blocks     int64  // 512-byte blocks: NBytes/512
+	NBytes     uint64 // bytes of data the inode owns
+	Mode       uint32 // Linux mode bits, S_IFMT included
+	Flags      uint64 // BTRFS_INODE_* flags
+	Generation uint64
+	Transid    uint64
+	Atime      time.Time
+	Mtime      time.Time
+	Ctime      time.Time
+	Otime      time.Time // creation time
+}
+
+// Major returns the device's major number.
+func (s *Stat) Major() uint32 { return uint32((s.Rdev>>8)&0xfff) | uint32((s.Rdev>>32)&^0xfff) }
+
+// Minor returns the device's minor number.
+func (s *Stat) Minor() uint32 { return uint32(s.Rdev&0xff) | uint32((s.Rdev>>12)&^0xff) }
+
+// mkdev builds the stat(2) form of a device number (glibc's makedev).
+func mkdev(major, minor uint32) uint64 {
+	return uint64(major&0xfff)<<8 | uint64(major&^0xfff)<<32 | uint64(minor&0xff) | uint64(minor&^0xff)<<12
+}
+
+func newStat(n node, x *item.InodeItem) *Stat {
+	// the kernel's dev_t in the item: MINORBITS = 20
+	rdev := mkdev(uint32(x.Rdev>>20), uint32(x.Rdev&0xfffff))
+	return &Stat{
+		Ino: uint64(n.ino), Subvol: uint64(n.subvol), Nlink: x.NLink, UID: x.UID, GID: x.GID,
+		Rdev: rdev, Size: int64(x.Size), Blocks: int64(x.NBytes / 512), NBytes: x.NBytes,
+		Mode: x.Mode, Flags: x.Flags, Generation: x.Generation, Transid: x.Transid,
+		Atime: x.Atime.Time(), Mtime: x.Mtime.Time(), Ctime: x.Ctime.Time(), Otime: x.Otime.Time(),
+	}
+}
+
+// fileInfo implements fs.FileInfo.
+type fileInfo struct {
+	name string
+	st   *Stat
+}
+
+func (fi *fileInfo) Name() string       { return fi.name }
+func (fi *fileInfo) Size() int64        { return fi.st.Size }
+func (fi *fileInfo) Mode() fs.FileMode  { return fileMode(fi.st.Mode) }
+func (fi *fileInfo) ModTime() time.Time { return fi.st.Mtime }
+func (fi *fileInfo) IsDir() bool        { return fi.st.Mode&sIFMT == sIFDIR }
+func (fi *fileInfo) Sys() any           { return fi.st }
+
+func (f *FS) statNode(name string, n node) (*fileInfo, error) {
+	x, err := f.inode(n)
+	if err != nil {
+		return nil, err
+	}
+	return &fileInfo{name: name, st: newStat(n, &x)}, nil
+}
