@@ -740,7 +740,8 @@ func BenchmarkInsertSequential1M(b *testing.B) {
 	}
 }
 
-// TestDeepTree grows a 4 KiB-node tree to four levels with random keys, then
+// TestDeepTree grows trees to several levels with random keys (4 KiB nodes
+// to level 3, 16 KiB to level 2), churns them with random operations, then
 // deletes everything in random order: node splits with pushes into
 // siblings, root growth, node merges and balancing at every level, and root
 // shrinks down to an empty leaf.
@@ -749,47 +750,68 @@ func TestDeepTree(t *testing.T) {
 		t.Skip("deep tree test is slow; skipped with -short")
 	}
 	seed := testSeed(t)
-	h := newHarness(t, 4096, seed)
-	roots := 0
-	h.tr.OnRootChange = func(*ctree.Tree) { roots++ }
-	for h.tr.Level < 3 {
-		h.ops++
-		k := ondisk.Key{ObjectID: ondisk.ObjectID(256 + h.rnd.Intn(1<<30)), Type: 1}
-		if _, ok := h.m[k]; ok {
-			continue
-		}
-		d := h.data(1200 + h.rnd.Intn(700))
-		if err := h.tr.InsertItem(h.a, k, d); err != nil {
-			h.fatalf("insert %v: %v", k, err)
-		}
-		h.set(k, d)
-		if h.ops%5000 == 0 {
+	for _, tc := range []struct {
+		nodesize uint32
+		level    int
+		grow     float64 // then grow by this fraction more
+	}{{4096, 3, 0}, {16384, 2, 1.5}} {
+		t.Run(fmt.Sprint(tc.nodesize), func(t *testing.T) {
+			h := newHarness(t, tc.nodesize, seed)
+			roots := 0
+			h.tr.OnRootChange = func(*ctree.Tree) { roots++ }
+			ns := int(tc.nodesize)
+			target := -1
+			for target < 0 || len(h.m) < target {
+				if target < 0 && h.tr.Level >= tc.level {
+					target = int(float64(len(h.m)) * (1 + tc.grow))
+				}
+				h.ops++
+				k := ondisk.Key{ObjectID: ondisk.ObjectID(1000 + h.rnd.Intn(1<<30)), Type: 1}
+				if _, ok := h.m[k]; ok {
+					continue
+				}
+				d := h.data(ns*3/10 + h.rnd.Intn(ns*17/100))
+				if err := h.tr.InsertItem(h.a, k, d); err != nil {
+					h.fatalf("insert %v: %v", k, err)
+				}
+				h.set(k, d)
+				if h.ops%5000 == 0 {
+					h.check()
+					h.commit()
+				}
+			}
 			h.check()
-			h.commit()
-		}
-	}
-	h.check()
-	t.Logf("%d items, level %d, %d blocks, %d root changes", len(h.m), h.tr.Level, len(h.a.Live()), roots)
-	if roots == 0 {
-		t.Errorf("OnRootChange never called")
-	}
-	keys := slices.Clone(h.keys)
-	h.rnd.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-	for i, k := range keys {
-		h.ops++
-		if err := h.tr.DeleteItem(h.a, k); err != nil {
-			h.fatalf("delete %v: %v", k, err)
-		}
-		h.del(k)
-		if i%4000 == 3999 {
+			t.Logf("%d items, level %d, %d blocks, %d root changes", len(h.m), h.tr.Level, len(h.a.Live()), roots)
+			if roots == 0 {
+				t.Errorf("OnRootChange never called")
+			}
+			for i := 0; i < 5000; i++ {
+				h.step(55)
+				if i%1000 == 999 {
+					h.check()
+					h.commit()
+				}
+			}
+			t.Logf("after churn: %d items, level %d, %d blocks", len(h.m), h.tr.Level, len(h.a.Live()))
+			keys := slices.Clone(h.keys)
+			h.rnd.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+			for i, k := range keys {
+				h.ops++
+				if err := h.tr.DeleteItem(h.a, k); err != nil {
+					h.fatalf("delete %v: %v", k, err)
+				}
+				h.del(k)
+				if i%(len(keys)/5+1) == 0 {
+					h.check()
+					h.commit()
+					t.Logf("%d items left, level %d, %d blocks", len(h.m), h.tr.Level, len(h.a.Live()))
+				}
+			}
 			h.check()
-			h.commit()
-			t.Logf("%d items left, level %d, %d blocks", len(h.m), h.tr.Level, len(h.a.Live()))
-		}
-	}
-	h.check()
-	if h.tr.Level != 0 || len(h.a.Live()) != 1 {
-		t.Fatalf("after deleting everything: level %d, %d live blocks", h.tr.Level, len(h.a.Live()))
+			if h.tr.Level != 0 || len(h.a.Live()) != 1 {
+				t.Fatalf("after deleting everything: level %d, %d live blocks", h.tr.Level, len(h.a.Live()))
+			}
+		})
 	}
 }
 

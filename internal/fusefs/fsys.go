@@ -36,8 +36,14 @@ func (m *fsys) stableAttr(id ID, a *attr) fs.StableAttr {
 }
 
 // newChild makes (or finds) the node of id below parent and fills out.
+// A regular file's node is also an entry in the page cache for as long as
+// the kernel keeps the inode (a clean cached inode: never on the writeback
+// list, never visited by sync).
 func (m *fsys) newChild(ctx context.Context, parent *Node, id ID, a *attr, out *fuse.EntryOut) *fs.Inode {
 	a.fill(&out.Attr, m.ids.stable(id))
+	if m.rw != nil && a.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		m.rw.cache.Get(key(id))
+	}
 	return parent.NewInode(ctx, &Node{m: m, id: id}, m.stableAttr(id, a))
 }
 

@@ -123,6 +123,11 @@ func (m *fsys) statfs() (statfs, error) {
 	return m.b.Statfs()
 }
 
-// OnForget drops what the backend keeps for the inode once the kernel
-// has forgotten it.
-func (n *Node) OnForget() { n.m.b.Forget(n.id) }
+// OnForget drops what is kept for the inode once the kernel has forgotten
+// it (its page cache entry stays while it holds dirty data).
+func (n *Node) OnForget() {
+	n.m.b.Forget(n.id)
+	if n.m.rw != nil {
+		n.m.rw.cache.Forget(key(n.id))
+	}
+}

@@ -79,9 +79,9 @@ func TestNamespaceErrors(t *testing.T) {
 	wantErrno(t, "RENAME_EXCHANGE with missing", unix.Renameat2(unix.AT_FDCWD, p("a"), unix.AT_FDCWD, p("b"), unix.RENAME_EXCHANGE), syscall.ENOENT)
 	wantErrno(t, "rename dir into itself", os.Rename(p("d"), p("d", "sub")), syscall.EINVAL)
 	must(t, os.Mkdir(p("e"), 0o755))
-	wantErrno(t, "rename dir over non-empty dir", os.Rename(p("e"), p("d")), syscall.ENOTEMPTY)
-	wantErrno(t, "rename file over dir", os.Rename(p("c"), p("e")), syscall.EISDIR)
-	wantErrno(t, "rename dir over file", os.Rename(p("e"), p("c")), syscall.ENOTDIR)
+	wantErrno(t, "rename dir over non-empty dir", unix.Rename(p("e"), p("d")), syscall.ENOTEMPTY)
+	wantErrno(t, "rename file over dir", unix.Rename(p("c"), p("e")), syscall.EISDIR)
+	wantErrno(t, "rename dir over file", unix.Rename(p("e"), p("c")), syscall.ENOTDIR)
 	wantErrno(t, "link a directory", os.Link(p("d"), p("dlink")), syscall.EPERM)
 
 	// subvolume boundaries: btrfs refuses links and renames across them

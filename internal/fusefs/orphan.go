@@ -65,8 +65,17 @@ func (r *rwState) released(id ID) error {
 	var err error
 	if orphan != "" {
 		r.nsMu.Lock()
-		r.cache.Drop(key(id))
-		err = r.removeHidden(id.Subvol, orphan, st.isDir)
+		// linkat may have given it a visible name since: then its data stays
+		if x, serr := r.ops.Stat(fid(id)); serr == nil && x.NLink > 1 && !st.isDir {
+			r.wbMu.Lock()
+			err = r.flushInodeLocked(id)
+			r.wbMu.Unlock()
+		} else {
+			r.cache.Drop(key(id))
+		}
+		if err == nil {
+			err = r.removeHidden(id.Subvol, orphan, st.isDir)
+		}
 		r.nsMu.Unlock()
 	} else if !st.isDir {
 		r.wbMu.Lock()

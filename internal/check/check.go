@@ -1,0 +1,136 @@
+package check
+
+import (
+	"fmt"
+
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// Options select optional checks.
+type Options struct {
+	// CheckDataCsum reads every checksummed data sector and verifies it
+	// against its checksum, trying every copy (btrfs check --check-data-csum).
+	CheckDataCsum bool
+	// SuperMirror opens superblock copy N-1 when N > 0 (Image only).
+	SuperMirror int
+	// CacheBytes bounds the block cache (default 256 MiB).
+	CacheBytes int
+}
+
+// Image checks the filesystem in the image file at path. The error is
+// non-nil only when the image cannot be opened at all (no valid
+// superblock, unreadable chunk tree); every inconsistency found once it is
+// open is a Problem in the report.
+func Image(path string) (*Report, error) { return ImageWith(path, Options{}) }
+
+// ImageWith is Image with options.
+func ImageWith(path string, o Options) (*Report, error) {
+	dev, err := blockdev.OpenFile(path, true)
+	if err != nil {
+		return nil, fmt.Errorf("check %s: %w", path, err)
+	}
+	defer dev.Close()
+	return device(dev, o)
+}
+
+// FS checks the filesystem on fi's device as it is on disk: it opens the
+// device afresh (read-only, with its own block cache) so that nothing
+// cached in fi hides what was written.
+func FS(fi *fsinfo.FSInfo) (*Report, error) { return FSWith(fi, Options{}) }
+
+// FSWith is FS with options.
+func FSWith(fi *fsinfo.FSInfo, o Options) (*Report, error) { return device(fi.Dev, o) }
+
+func device(dev blockdev.Device, o Options) (*Report, error) {
+	if o.CacheBytes == 0 {
+		o.CacheBytes = 256 << 20
+	}
+	fi, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true, SuperMirror: o.SuperMirror, CacheBytes: o.CacheBytes})
+	if err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	c := newChecker(fi, o)
+	c.run()
+	return c.rep, nil
+}
+
+// checker holds what the passes collect; the final cross-checks compare it.
+type checker struct {
+	fi         *fsinfo.FSInfo
+	sb         *ondisk.Superblock
+	r          *diskio.Reader
+	opt        Options
+	rep        *Report
+	nodesize   uint64
+	sectorsize uint64
+	csumSize   int
+
+	roots  []*rootInfo                         // trees found in the root tree, in key order
+	blocks map[ondisk.LogicalAddr]blockInfo    // every tree block reached, once
+	bad    map[ondisk.LogicalAddr]bool         // blocks that could not be read
+	ext    extentTable                         // extent items, by start
+	refs   refState                            // references found, until the extent items are known
+	bgs    []blockGroup                        // block group items, by start
+	chunks []chunkRec                          // chunk items, by logical start
+	devs   []devItemRec                        // dev items of the chunk tree
+	dexts  []devExtentRec                      // dev extents, by (devid, physical)
+	csums  rangeList                           // byte ranges covered by checksum items, merged
+	fst    *freeSpaceState                     // free space tree records per block group
+	subvol subvolState                         // ROOT_REF / ROOT_BACKREF / subvolume dir entries
+	logged map[ondisk.LogicalAddr]bool         // blocks of log trees (not in the extent tree)
+	rootOf map[ondisk.ObjectID]*rootInfo       // by tree id (first ROOT_ITEM)
+	orphanRoots map[ondisk.ObjectID]bool       // ORPHAN_ITEMs of the root tree: subvolumes being deleted
+}
+
+func newChecker(fi *fsinfo.FSInfo, o Options) *checker {
+	sb := fi.Super
+	c := &checker{
+		fi: fi, sb: sb, r: fi.R, opt: o, rep: &Report{},
+		nodesize: uint64(sb.NodeSize), sectorsize: uint64(sb.SectorSize), csumSize: fi.Csum.Size(),
+		blocks:      map[ondisk.LogicalAddr]blockInfo{},
+		bad:         map[ondisk.LogicalAddr]bool{},
+		logged:      map[ondisk.LogicalAddr]bool{},
+		rootOf:      map[ondisk.ObjectID]*rootInfo{},
+		orphanRoots: map[ondisk.ObjectID]bool{},
+	}
+	c.subvol.init()
+	return c
+}
+
+// run is the whole check, in the order the passes depend on each other.
+func (c *checker) run() {
+	// 1. The superblock on its own: sizes, generations, backup roots.
+	c.checkSuper()
+	// 2. The extent tree first, so that every reference found later can be
+	//    matched against its extent item (and the FULL_BACKREF flag of a
+	//    block is known before its references are counted).
+	c.walkExtentTree()
+	c.refs.ready = true
+	c.applyDeferredRefs()
+	// 3. The root tree (every other tree's ROOT_ITEM) and the chunk tree.
+	c.walkRootTree()
+	c.walkChunkTree()
+	// 4. The global trees, then the subvolume trees with their inodes.
+	c.walkGlobalTrees()
+	c.walkFSTrees()
+	c.walkLogTrees()
+	// 5. Cross-checks of what the walks collected.
+	c.checkExtentRefs()
+	c.checkBlockGroups()
+	c.checkChunks()
+	c.checkFreeSpace()
+	c.checkCsumsAgainstExtents()
+	c.checkSubvolRefs()
+	c.checkBackupRoots()
+	for _, w := range c.fi.Warnings() {
+		c.rep.warn("%s", w)
+	}
+}
+
+// problem records an error.
+func (c *checker) problem(cl Class, tree ondisk.ObjectID, block ondisk.LogicalAddr, key *ondisk.Key, format string, args ...any) {
+	c.rep.add(Problem{Class: cl, Tree: tree, Block: block, Key: key, Msg: fmt.Sprintf(format, args...)})
+}
