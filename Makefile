@@ -1,7 +1,7 @@
 # make test installs what the tests need (when missing and running as root),
 # then runs every Go test plus short fuzz runs.
 GO ?= go
-FUZZTIME ?= 10s
+FUZZTIME ?= 3s
 
 .PHONY: test deps unit fuzz build bench
 
