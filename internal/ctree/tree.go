@@ -1,4 +1,5 @@
-// Package ctree searches and walks btrfs B-trees (the kernel's ctree.c).
+// Package ctree searches, walks and modifies (copy-on-write) btrfs B-trees
+// (the kernel's ctree.c).
 package ctree
 
 import (
