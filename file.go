@@ -193,6 +193,9 @@ func (f *File) seekDataHole(off int64, data bool) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
+		if e.End <= pos {
+			return 0, corruptf("%v: extent map [%d, %d) does not advance past %d", f.n, e.Start, e.End, pos)
+		}
 		isData := e.Kind == extentmap.Regular || e.Kind == extentmap.Inline
 		if isData == data {
 			return int64(pos), nil

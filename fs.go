@@ -51,7 +51,7 @@ var (
 func Open(path string, opts *Options) (*FS, error) {
 	dev, err := blockdev.OpenFile(path, true)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err // an *fs.PathError naming path already
 	}
 	f, err := openDevice(dev, opts)
 	if err != nil {

@@ -286,3 +286,28 @@ func TestReadSeek(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentReaders walks and reads the whole FS from several goroutines
+// at once (run with -race).
+func TestConcurrentReaders(t *testing.T) {
+	_, img := mkfsSource(t, "-n", "4096")
+	fsys, err := gobtrfs.Open(img, &gobtrfs.Options{ExtentCacheBytes: 8 << 10}) // tiny: forces evictions
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	errc := make(chan []error, 4)
+	for g := 0; g < 4; g++ {
+		go func() { errc <- walkAll(fsys) }()
+	}
+	for g := 0; g < 4; g++ {
+		if errs := <-errc; len(errs) > 0 {
+			t.Fatal(errs[0])
+		}
+	}
+	st := fsys.ExtentCacheStats()
+	t.Logf("extent cache after 4 concurrent walks: %+v", st)
+	if st.Bytes > st.MaxBytes || st.Evictions == 0 {
+		t.Fatalf("cache not bounded: %+v", st)
+	}
+}

@@ -95,20 +95,34 @@ func (f *FS) readPlain(n node, x *item.InodeItem, e *extentmap.Extent, p []byte,
 	if start := logical &^ (ss - 1); uint64(len(p)) < ss && logical+uint64(len(p)) <= start+ss {
 		return f.readSubSector(n, p, off, logical, start)
 	}
-	bufp := pieceBufs.Get().(*[]byte)
-	defer pieceBufs.Put(bufp)
+	var bufp *[]byte
+	defer func() {
+		if bufp != nil {
+			pieceBufs.Put(bufp)
+		}
+	}()
 	for len(p) > 0 {
+		if logical%ss == 0 && uint64(len(p)) >= ss {
+			// aligned: read and verify in place, no bounce buffer
+			want := min(uint64(len(p))&^(ss-1), maxPiece)
+			if err := f.readVerified(n, p[:want], off, ondisk.LogicalAddr(logical)); err != nil {
+				return err
+			}
+			p, off, logical = p[want:], off+want, logical+want
+			continue
+		}
+		if bufp == nil {
+			bufp = pieceBufs.Get().(*[]byte)
+		}
 		start := logical &^ (ss - 1)
-		want := min(uint64(len(p)), maxPiece)
+		want := min(uint64(len(p)), maxPiece-(logical-start))
 		end := (logical + want + ss - 1) &^ (ss - 1)
 		buf := (*bufp)[:end-start]
 		if err := f.readVerified(n, buf, off-(logical-start), ondisk.LogicalAddr(start)); err != nil {
 			return err
 		}
-		c := copy(p[:want], buf[logical-start:])
-		p = p[c:]
-		off += uint64(c)
-		logical += uint64(c)
+		c := uint64(copy(p[:want], buf[logical-start:]))
+		p, off, logical = p[c:], off+c, logical+c
 	}
 	return nil
 }
@@ -178,6 +192,9 @@ func (f *FS) readVerified(n node, buf []byte, fileOff uint64, logical ondisk.Log
 		if firstErr == nil {
 			firstErr = err
 		}
+	}
+	if de, ok := firstErr.(*DataError); ok && copies > 1 {
+		de.Err = fmt.Errorf("%w; the other %d cop(ies) are bad too", de.Err, copies-1)
 	}
 	return firstErr
 }

@@ -32,7 +32,7 @@ func catMain(args []string, stdout, stderr io.Writer) error {
 	defer fsys.Close()
 	buf := make([]byte, 1<<20)
 	for _, p := range pos[1:] {
-		f, err := fsys.OpenFile(fsPath(p))
+		f, err := fsys.OpenFile(rdFSPath(p))
 		if err != nil {
 			return err
 		}

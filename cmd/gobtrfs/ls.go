@@ -49,7 +49,7 @@ func lsMain(args []string, stdout, stderr io.Writer) error {
 	defer fsys.Close()
 	name := "."
 	if len(pos) == 2 {
-		name = fsPath(pos[1])
+		name = rdFSPath(pos[1])
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
@@ -143,7 +143,7 @@ func (r lsRow) format(lf lsFlags) string {
 	if t := r.mode & 0o170000; t == 0o020000 || t == 0o060000 {
 		size = fmt.Sprintf("%d, %d", r.major, r.minor)
 	}
-	fmt.Fprintf(&b, "%s %3d %5d %5d %10s %s %s", unixModeString(r.mode), r.nlink, r.uid, r.gid, size,
+	fmt.Fprintf(&b, "%s %3d %5d %5d %10s %s %s", rdModeString(r.mode), r.nlink, r.uid, r.gid, size,
 		r.mtime.UTC().Format("2006-01-02 15:04:05.000000000"), r.name)
 	if r.mode&0o170000 == 0o120000 {
 		fmt.Fprintf(&b, " -> %s", r.target)
@@ -151,8 +151,8 @@ func (r lsRow) format(lf lsFlags) string {
 	return b.String()
 }
 
-// unixModeString formats mode bits as ls(1) does ("drwxr-sr-t").
-func unixModeString(m uint32) string {
+// rdModeString formats mode bits as ls(1) does ("drwxr-sr-t").
+func rdModeString(m uint32) string {
 	var b [10]byte
 	switch m & 0o170000 {
 	case 0o040000:

@@ -81,8 +81,8 @@ func rdFlagSet(name, usage string) *flag.FlagSet {
 	return fs
 }
 
-// fsPath turns a user path ("/a/b", "a/b/", "/") into an io/fs name.
-func fsPath(p string) string {
+// rdFSPath turns a user path ("/a/b", "a/b/", "/") into an io/fs name.
+func rdFSPath(p string) string {
 	for len(p) > 0 && p[0] == '/' {
 		p = p[1:]
 	}

@@ -148,7 +148,7 @@ func (r *restorer) restoreDir(d *gobtrfs.File, dest string) {
 	for _, e := range ents {
 		name := e.Name()
 		p := filepath.Join(dest, name)
-		if !safeName(name) {
+		if !rdSafeName(name) {
 			r.fail(p, fmt.Errorf("unsafe name %q in directory: skipped", name))
 			continue
 		}
@@ -162,7 +162,7 @@ func (r *restorer) restoreDir(d *gobtrfs.File, dest string) {
 	r.setMeta(d, dest, true)
 }
 
-func safeName(n string) bool {
+func rdSafeName(n string) bool {
 	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\x00")
 }
 
@@ -317,7 +317,7 @@ func (r *restorer) setMeta(f *gobtrfs.File, p string, dir bool) {
 	}
 	for _, x := range xs {
 		if err := unix.Lsetxattr(p, x.Name, x.Value, 0); err != nil {
-			if bestEffortXattr(x.Name, err) {
+			if rdBestEffortXattr(x.Name, err) {
 				r.warnf("%s: xattr %s not restored: %v", p, x.Name, err)
 			} else {
 				r.fail(p, fmt.Errorf("setxattr %s: %w", x.Name, err))
@@ -335,10 +335,10 @@ func (r *restorer) setMeta(f *gobtrfs.File, p string, dir bool) {
 	}
 }
 
-// bestEffortXattr reports xattrs whose namespace the destination may not
+// rdBestEffortXattr reports xattrs whose namespace the destination may not
 // support or allow (security labels, trusted.* without CAP_SYS_ADMIN, btrfs
 // properties on another filesystem): a warning rather than a failure.
-func bestEffortXattr(name string, err error) bool {
+func rdBestEffortXattr(name string, err error) bool {
 	switch {
 	case strings.HasPrefix(name, "security."), strings.HasPrefix(name, "trusted."), strings.HasPrefix(name, "btrfs."):
 		return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) ||

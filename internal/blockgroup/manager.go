@@ -22,6 +22,7 @@ const StripeLen = 64 << 10
 type Manager struct {
 	mu         sync.Mutex
 	groups     []*Group // sorted by Start
+	byKind     map[uint64][]*Group
 	sectorSize uint32
 	nodeSize   uint32
 	bytesUsed  uint64 // superblock bytes_used: the sum of the groups' used
@@ -31,7 +32,8 @@ type Manager struct {
 
 // NewManager returns an empty manager.
 func NewManager(sectorSize, nodeSize uint32, dev *DeviceSpace) *Manager {
-	return &Manager{sectorSize: sectorSize, nodeSize: nodeSize, hint: map[uint64]uint64{}, dev: dev}
+	return &Manager{sectorSize: sectorSize, nodeSize: nodeSize, hint: map[uint64]uint64{}, dev: dev,
+		byKind: map[uint64][]*Group{}}
 }
 
 // Device returns the device space allocator.
@@ -46,7 +48,31 @@ func (m *Manager) add(g *Group) error {
 	m.groups = append(m.groups, nil)
 	copy(m.groups[i+1:], m.groups[i:])
 	m.groups[i] = g
+	for _, k := range []uint64{ondisk.BlockGroupData, ondisk.BlockGroupMetadata, ondisk.BlockGroupSystem} {
+		if g.IsType(k) {
+			l := m.byKind[k]
+			j := sort.Search(len(l), func(j int) bool { return l[j].Start >= g.Start })
+			l = append(l, nil)
+			copy(l[j+1:], l[j:])
+			l[j] = g
+			m.byKind[k] = l
+		}
+	}
 	return nil
+}
+
+// ofKind returns the groups holding kind, in address order. Caller holds mu.
+func (m *Manager) ofKind(kind uint64) []*Group {
+	if l, ok := m.byKind[kind]; ok {
+		return l
+	}
+	var out []*Group
+	for _, g := range m.groups {
+		if g.IsType(kind) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 func (m *Manager) lookup(a ondisk.LogicalAddr) *Group {
@@ -91,17 +117,13 @@ func (m *Manager) Alloc(kind, n, align uint64, tree bool) (ondisk.LogicalAddr, e
 		noCross = StripeLen
 	}
 	hint := m.hint[kind]
-	// First the group holding the hint (locality), then every group in order.
-	order := make([]*Group, 0, len(m.groups)+1)
-	if g := m.lookup(ondisk.LogicalAddr(hint)); g != nil && g.IsType(kind) {
-		order = append(order, g)
-	}
-	for _, g := range m.groups {
-		if g.IsType(kind) {
-			order = append(order, g)
-		}
-	}
-	for i, g := range order {
+	// First the group holding the hint (locality), then every group in
+	// order from there, wrapping around.
+	groups := m.ofKind(kind)
+	first := sort.Search(len(groups), func(i int) bool { return groups[i].End() > ondisk.LogicalAddr(hint) })
+	for j := 0; j < len(groups); j++ {
+		i := j
+		g := groups[(first+j)%len(groups)]
 		if g.free.Total() < n {
 			continue
 		}
@@ -271,10 +293,7 @@ func (m *Manager) Space(kind uint64) Space {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var s Space
-	for _, g := range m.groups {
-		if !g.IsType(kind) {
-			continue
-		}
+	for _, g := range m.ofKind(kind) {
 		s.Groups++
 		s.Total += g.Length
 		s.Used += g.used

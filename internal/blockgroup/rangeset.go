@@ -1,10 +1,6 @@
 package blockgroup
 
-import (
-	"sort"
-
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
-)
+import "sort"
 
 // Range is [Start, End) of logical (or, for device space, physical) bytes.
 type Range struct {
@@ -156,6 +152,3 @@ func roundDown(v, a uint64) uint64 {
 	}
 	return v / a * a
 }
-
-// addr converts for callers that think in logical addresses.
-func addr(v uint64) ondisk.LogicalAddr { return ondisk.LogicalAddr(v) }

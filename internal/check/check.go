@@ -68,21 +68,22 @@ type checker struct {
 	sectorsize uint64
 	csumSize   int
 
-	roots  []*rootInfo                         // trees found in the root tree, in key order
-	blocks map[ondisk.LogicalAddr]blockInfo    // every tree block reached, once
-	bad    map[ondisk.LogicalAddr]bool         // blocks that could not be read
-	ext    extentTable                         // extent items, by start
-	refs   refState                            // references found, until the extent items are known
-	bgs    []blockGroup                        // block group items, by start
-	chunks []chunkRec                          // chunk items, by logical start
-	devs   []devItemRec                        // dev items of the chunk tree
-	dexts  []devExtentRec                      // dev extents, by (devid, physical)
-	csums  rangeList                           // byte ranges covered by checksum items, merged
-	fst    *freeSpaceState                     // free space tree records per block group
-	subvol subvolState                         // ROOT_REF / ROOT_BACKREF / subvolume dir entries
-	logged map[ondisk.LogicalAddr]bool         // blocks of log trees (not in the extent tree)
-	rootOf map[ondisk.ObjectID]*rootInfo       // by tree id (first ROOT_ITEM)
-	orphanRoots map[ondisk.ObjectID]bool       // ORPHAN_ITEMs of the root tree: subvolumes being deleted
+	roots       []*rootInfo                      // trees found in the root tree, in key order
+	blocks      map[ondisk.LogicalAddr]blockInfo // every tree block reached, once
+	bad         map[ondisk.LogicalAddr]bool      // blocks that could not be read
+	ext         extentTable                      // extent items, by start
+	refs        refState                         // references found, until the extent items are known
+	bgs         []blockGroup                     // block group items, by start
+	chunks      []chunkRec                       // chunk items, by logical start
+	devs        []devItemRec                     // dev items of the chunk tree
+	dexts       []devExtentRec                   // dev extents, by (devid, physical)
+	csums       rangeList                        // byte ranges covered by checksum items, merged
+	csumItems   []csumItem                       // every checksum item, in key order
+	fst         *freeSpaceState                  // free space tree records per block group
+	subvol      subvolState                      // ROOT_REF / ROOT_BACKREF / subvolume dir entries
+	logged      map[ondisk.LogicalAddr]bool      // blocks of log trees (not in the extent tree)
+	rootOf      map[ondisk.ObjectID]*rootInfo    // by tree id (first ROOT_ITEM)
+	orphanRoots map[ondisk.ObjectID]bool         // ORPHAN_ITEMs of the root tree: subvolumes being deleted
 }
 
 func newChecker(fi *fsinfo.FSInfo, o Options) *checker {

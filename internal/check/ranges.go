@@ -48,13 +48,10 @@ func (l rangeList) covered(start, end uint64) uint64 {
 // subtract returns the parts of l not covered by m (both sorted, disjoint).
 func (l rangeList) subtract(m rangeList) rangeList {
 	var out rangeList
-	j := 0
 	for _, r := range l {
 		cur := r.start
-		for j < len(m) && m[j].end <= cur {
-			j++
-		}
-		for k := j; k < len(m) && m[k].start < r.end; k++ {
+		k := sort.Search(len(m), func(i int) bool { return m[i].end > cur })
+		for ; k < len(m) && m[k].start < r.end; k++ {
 			if m[k].start > cur {
 				out = append(out, rng{cur, m[k].start})
 			}

@@ -38,6 +38,9 @@ type Problem struct {
 func (p Problem) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%s]", p.Class)
+	if p.Tree == 0 && p.Class == ClassSuper {
+		b.WriteString(" superblock")
+	}
 	if p.Tree != 0 {
 		fmt.Fprintf(&b, " tree %s", ondisk.TreeName(p.Tree))
 	}

@@ -50,7 +50,12 @@ func (d *dropper) drop(n *diskio.Node, parentAddr ondisk.LogicalAddr, parentFull
 	}
 	ref := delayedref.TreeRef(d.root.ID, parent)
 	if refs > 1 {
-		if n.Generation() > d.offset {
+		// The kernel tests generation > root_key.offset: only the root copy
+		// is as old as the snapshot there. Here the snapshot's transaction
+		// goes on after it was made, so the tree may own more blocks of
+		// that generation; owning the block is what matters
+		// (updateBackref checks it).
+		if n.Generation() >= d.offset {
 			if err := d.updateBackref(n); err != nil {
 				return err
 			}
@@ -104,8 +109,8 @@ func (d *dropper) updateBackref(n *diskio.Node) error {
 		return nil
 	}
 	for i := 0; i < n.NumItems(); i++ {
-		if n.KeyPtr(i).Generation <= d.offset {
-			continue
+		if n.KeyPtr(i).Generation < d.offset {
+			continue // older than the tree: not its own
 		}
 		c, err := d.t.ReadChild(n, i)
 		if err != nil {

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 var seed = flag.Int64("seed", 0, "random seed (0: time-based)")
@@ -135,3 +137,5 @@ func TestDrop(t *testing.T) {
 		t.Fatalf("after drop: %+v", st)
 	}
 }
+
+func uint64ToID(i int) ondisk.ObjectID { return ondisk.ObjectID(i) }

@@ -172,6 +172,13 @@ func decodeFileExtent(fileOff uint64, b []byte) (FileExtent, error) {
 	e.Encryption = b[17]
 	e.OtherEncode = le.Uint16(b[18:])
 	e.Type = b[20]
+	// mirrors check_extent_data_item: no encryption or other encoding exists
+	if e.Encryption != 0 || e.OtherEncode != 0 {
+		return e, diskio.Corruptf("file extent: unsupported encryption %d / other encoding %d", e.Encryption, e.OtherEncode)
+	}
+	if e.Compression > 3 {
+		return e, diskio.Corruptf("file extent: unknown compression %d", e.Compression)
+	}
 	switch e.Type {
 	case ExtentInline:
 		e.Inline = b[fileExtentInlineStart:]

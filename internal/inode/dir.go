@@ -64,33 +64,38 @@ func ReadDir(t *ctree.Tree, ino ondisk.ObjectID, from uint64, fn func(DirEntry) 
 	return derr
 }
 
-// Lookup finds name in directory dir through the DIR_ITEM name hash, falling
-// back to a DIR_INDEX scan when the DIR_ITEM is missing (a damaged or
-// half-written directory). Not found satisfies errors.Is(err, fs.ErrNotExist).
-// mirrors btrfs_lookup_dir_item
+// Lookup finds name in directory dir through the DIR_ITEM name hash. When
+// that item is damaged it falls back to scanning DIR_INDEX (LookupIndex).
+// Not found satisfies errors.Is(err, fs.ErrNotExist). mirrors btrfs_lookup_dir_item
 func Lookup(t *ctree.Tree, dir ondisk.ObjectID, name string) (DirEntry, error) {
 	key := ondisk.Key{ObjectID: dir, Type: ondisk.DirItemKey, Offset: NameHash([]byte(name))}
 	data, ok, err := t.Lookup(key)
 	if err != nil {
 		return DirEntry{}, fmt.Errorf("lookup %q in dir %d (tree %s): %w", name, dir, ondisk.TreeName(t.ID), err)
 	}
-	if ok {
-		items, err := decodeDirItems(data)
-		if err != nil {
-			return DirEntry{}, fmt.Errorf("lookup %q in dir %d (tree %s): item %v: %w",
-				name, dir, ondisk.TreeName(t.ID), key, err)
-		}
-		for _, di := range items {
-			if bytes.Equal(di.Name, []byte(name)) {
-				return entryOf(di, 0), nil
-			}
+	if !ok {
+		return DirEntry{}, notExist("lookup %q in dir %d (tree %s)", name, dir, ondisk.TreeName(t.ID))
+	}
+	items, derr := decodeDirItems(data)
+	for _, di := range items {
+		if bytes.Equal(di.Name, []byte(name)) {
+			return entryOf(di, 0), nil
 		}
 	}
-	return lookupIndex(t, dir, name)
+	if derr != nil {
+		e, err := LookupIndex(t, dir, name)
+		if err != nil {
+			return DirEntry{}, fmt.Errorf("lookup %q in dir %d (tree %s): item %v: %w (and by index: %v)",
+				name, dir, ondisk.TreeName(t.ID), key, derr, err)
+		}
+		return e, nil
+	}
+	return DirEntry{}, notExist("lookup %q in dir %d (tree %s)", name, dir, ondisk.TreeName(t.ID))
 }
 
-// lookupIndex scans the DIR_INDEX items of dir for name.
-func lookupIndex(t *ctree.Tree, dir ondisk.ObjectID, name string) (DirEntry, error) {
+// LookupIndex finds name by scanning the DIR_INDEX items of dir (linear;
+// for directories whose DIR_ITEMs are damaged).
+func LookupIndex(t *ctree.Tree, dir ondisk.ObjectID, name string) (DirEntry, error) {
 	var found *DirEntry
 	err := ReadDir(t, dir, 0, func(e DirEntry) bool {
 		if e.Name == name {

@@ -113,3 +113,8 @@ func MakeKernelImages(t testing.TB, img string) string {
 	Check(t, img)
 	return out
 }
+
+func runCmd(name string, args ...string) (string, error) {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	return string(out), err
+}

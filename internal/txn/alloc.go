@@ -40,7 +40,10 @@ func (f *FS) allocTreeBlock(owner ondisk.ObjectID) (ondisk.LogicalAddr, error) {
 		}
 	}
 	if err != nil {
-		return 0, fmt.Errorf("allocate tree block for tree %s: %w", ondisk.TreeName(owner), err)
+		// The B-tree operation asking is half done; like the kernel, give
+		// up the transaction (the disk keeps the last commit). Handles that
+		// reserve first never get here.
+		return 0, f.abort(fmt.Errorf("allocate tree block for tree %s: %w", ondisk.TreeName(owner), err))
 	}
 	f.metaRsv -= min(f.metaRsv, ns)
 	return addr, nil
@@ -109,7 +112,7 @@ func (a allocator) CowBlock(owner ondisk.ObjectID, n *diskio.Node, parent *diski
 	if err != nil {
 		return nil, err
 	}
-	lastRef, err := f.ext.UpdateRefForCow(f.trees_(), f.root(owner), n, cow, parent == nil)
+	lastRef, err := f.ext.UpdateRefForCow(f.env(), f.root(owner), n, cow, parent == nil)
 	if err != nil {
 		return nil, f.abort(fmt.Errorf("cow block %d (tree %s): %w", uint64(n.Addr), ondisk.TreeName(owner), err))
 	}
@@ -168,8 +171,8 @@ func (f *FS) usable() error {
 	return nil
 }
 
-// trees_ adapts f to the extent and blockgroup packages' Trees.
-func (f *FS) trees_() txTrees { return txTrees{f} }
+// env adapts f to the extent and blockgroup packages' Trees.
+func (f *FS) env() txTrees { return txTrees{f} }
 
 type txTrees struct{ f *FS }
 

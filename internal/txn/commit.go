@@ -67,6 +67,7 @@ func (f *FS) commitLocked() error {
 	//    btrfs_create_pending_block_groups + commit_fs_roots +
 	//    commit_cowonly_roots + btrfs_write_dirty_block_groups
 	passes, heads, err := f.settle()
+	tSettle := time.Now()
 	if err != nil {
 		return f.abort(fmt.Errorf("commit %d: %w", f.transid, err))
 	}
@@ -90,6 +91,7 @@ func (f *FS) commitLocked() error {
 	// 4. Write every dirty tree block (checksummed, to every copy) and flush:
 	//    the new trees are durable before anything points at them.
 	//    mirrors btrfs_write_and_wait_transaction
+	tWrite := time.Now()
 	written, err := f.writeDirty()
 	if err == nil {
 		err = f.Info.Dev.Flush()
@@ -97,6 +99,7 @@ func (f *FS) commitLocked() error {
 	if err != nil {
 		return f.abort(fmt.Errorf("commit %d: write tree blocks: %w", f.transid, err))
 	}
+	tSuper := time.Now()
 
 	// 5. Write the superblock to the primary and every mirror that fits,
 	//    then flush: this switches the filesystem to the new generation.
@@ -107,16 +110,22 @@ func (f *FS) commitLocked() error {
 	if err := f.Info.Dev.Flush(); err != nil {
 		return f.abort(fmt.Errorf("commit %d: flush superblocks: %w", f.transid, err))
 	}
-	crit := time.Since(start)
+	end := time.Now()
+	crit := end.Sub(start)
 
 	// 6. The transaction is on disk: unpin the space it freed, let the trees
 	//    read their written blocks through the cache, start the next one.
 	//    mirrors btrfs_finish_extent_commit
 	f.finish(sb)
+	f.statsMu.Lock()
+	defer f.statsMu.Unlock()
 	f.stats.Commits++
 	f.stats.LastCommit = crit
 	f.stats.MaxCommit = max(f.stats.MaxCommit, crit)
 	f.stats.TotalCommit += crit
+	f.stats.LastSettle = tSettle.Sub(start)
+	f.stats.LastWrite = tSuper.Sub(tWrite)
+	f.stats.LastSuper = end.Sub(tSuper)
 	f.stats.LastRefHeads = heads
 	f.stats.LastBlocks = written
 	f.stats.LastLoops = passes
@@ -125,8 +134,11 @@ func (f *FS) commitLocked() error {
 
 // settle runs the commit loop (step 2) until nothing changes.
 func (f *FS) settle() (passes, heads int, err error) {
-	tr := f.trees_()
+	tr := f.env()
 	cfg := blockgroup.PendingConfig{BlockGroupTree: f.bgTree, ChunkTreeUUID: f.ctUUID, Super: f.super}
+	if _, err := f.updateQgroupStatus(); err != nil {
+		return 0, 0, err
+	}
 	for passes = 1; passes <= maxCommitPasses; passes++ {
 		created, err := f.groups.CreatePending(tr, cfg)
 		if err != nil {
@@ -210,4 +222,5 @@ func (f *FS) finish(sb *ondisk.Superblock) {
 	f.dirty = map[ondisk.LogicalAddr]*diskio.Node{}
 	f.frozen = map[ondisk.LogicalAddr]bool{}
 	f.transid++
+	f.transidPub.Store(uint64(f.transid))
 }

@@ -30,13 +30,13 @@ func TestCrashConsistency(t *testing.T) {
 	m := newModel()
 	m.commitProb = 8
 	gens := map[ondisk.Generation]*model{im.fi.Super.Generation: m.clone()}
-	m.beforeCommit = func() { gens[im.fs.Transid()] = m.clone() }
+	m.beforeCommit = func(gen ondisk.Generation) { gens[gen] = m.clone() }
 	ops := 120
 	if testing.Short() {
 		ops = 40
 	}
 	m.randomOps(t, im, r, ops, true)
-	m.beforeCommit()
+	m.beforeCommit(im.fs.Transid())
 	if err := im.fs.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -76,4 +76,6 @@ func TestCrashConsistency(t *testing.T) {
 	check("before any flush, torn", rec.TornAt(0, tr, 4096))
 }
 
-func itoa(i int) string { return string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10)) }
+func itoa(i int) string {
+	return string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10))
+}

@@ -14,8 +14,8 @@ const MaxDataExtent = 128 << 20
 
 // AllocData reserves size bytes (rounded up to the sector size) of data
 // space in one extent. The extent gets its extent item when the first
-// reference is added (AddDataRef); one never referenced is freed at
-// commit. The error satisfies errors.Is(err, syscall.ENOSPC) when no data
+// reference is added (AddDataRef), which must happen before the handle
+// ends: one without a reference at commit is freed. The error satisfies errors.Is(err, syscall.ENOSPC) when no data
 // group has a free range that large and no chunk can be added.
 // mirrors btrfs_reserve_extent for data
 func (h *Handle) AllocData(size uint64) (ondisk.LogicalAddr, error) {
@@ -64,7 +64,7 @@ func (h *Handle) modDataRef(bytenr ondisk.LogicalAddr, numBytes uint64, root, in
 		return err
 	}
 	f := h.f
-	if ino < ondisk.FirstFreeObjectID && ino != ondisk.FreeSpaceObjectID && ino != ondisk.FreeInoObjectID {
+	if ino < ondisk.FirstFreeObjectID {
 		return fmt.Errorf("txn: data ref of inode %d: %w", ino, syscall.EINVAL)
 	}
 	ref := delayedref.DataRef(root, ino, offset, 0)
@@ -100,7 +100,7 @@ func (h *Handle) AddCsums(bytenr ondisk.LogicalAddr, data []byte) error {
 	if err := h.check(); err != nil {
 		return err
 	}
-	if err := h.f.ext.AddCsums(h.f.trees_(), bytenr, data); err != nil {
+	if err := h.f.ext.AddCsums(h.f.env(), bytenr, data); err != nil {
 		return fmt.Errorf("txn: %w", err)
 	}
 	return nil
@@ -112,5 +112,5 @@ func (h *Handle) DelCsums(bytenr ondisk.LogicalAddr, n uint64) error {
 	if err := h.check(); err != nil {
 		return err
 	}
-	return h.f.ext.DelCsums(h.f.trees_(), bytenr, n)
+	return h.f.ext.DelCsums(h.f.env(), bytenr, n)
 }

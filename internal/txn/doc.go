@@ -27,11 +27,25 @@
 // items this produced, repeating until nothing more changes, then writes
 // every dirty block, flushes, writes the superblocks and flushes again.
 //
+// Snapshot commits the running transaction before copying the source root,
+// as the kernel's snapshot ioctl does, so that the blocks a snapshot shares
+// are on disk and never changed in place again.
+//
 // # Space
 //
 // Tree blocks come from METADATA block groups (SYSTEM for the chunk tree),
 // file data from DATA ones; a new chunk is allocated when they are full and
 // the device has room. A global reserve of metadata space is kept for
 // commits and deletions: Reserve refuses (ENOSPC) an operation that would
-// eat into it, ReserveForDelete may use it.
+// eat into it, ReserveForDelete may use it. A tree block allocation that
+// finds no metadata space at all aborts the transaction (the B-tree
+// operation that asked is half done): handles that change trees should
+// reserve first.
+//
+// # Locking
+//
+// FS.mu is held by a Handle from Begin to End and by Commit. FS.Transid and
+// FS.Stats never wait; FS.Commit, FS.Close and FS.Super wait for the
+// current handle, so a goroutine must not call them while it holds one
+// (Handle.Commit commits from inside a handle).
 package txn

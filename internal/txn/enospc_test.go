@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
 // TestENOSPC fills a 128 MiB filesystem with files until allocation fails
@@ -119,4 +120,46 @@ func TestMetadataENOSPC(t *testing.T) {
 	t.Logf("deleted in %d commits", im.fs.Stats().Commits)
 	im.close(t)
 	btrfsCheck(t, img)
+}
+
+// TestAbortOnMetadataExhaustion fills the metadata space without
+// reserving: the allocation that finds nothing left fails with ENOSPC, the
+// filesystem refuses further work, and the image stays at its last commit.
+func TestAbortOnMetadataExhaustion(t *testing.T) {
+	img := mkfs(t, 128<<20)
+	im := openImage(t, img)
+	r := rand.New(rand.NewSource(9))
+	var lastGen ondisk.Generation
+	var failed error
+	for i := 0; failed == nil; i++ {
+		h, err := im.fs.Begin()
+		if err != nil {
+			failed = err
+			break
+		}
+		tree, _ := h.Tree(5)
+		name := fmt.Sprintf("user.%06d", i)
+		d := item.DirItems{{Type: item.FTXattr, Transid: uint64(h.Transid()), Name: []byte(name), Data: randBytes(r, 3000)}}
+		failed = tree.InsertItem(h.Alloc(), xattrKey(256, name), d.Bytes())
+		h.End()
+		if failed == nil && i%3000 == 2999 {
+			if failed = im.fs.Commit(); failed == nil {
+				lastGen = im.fs.Transid() - 1
+			}
+		}
+	}
+	if !isNoSpace(failed) {
+		t.Fatalf("filling metadata ended with %v, want ENOSPC", failed)
+	}
+	if _, err := im.fs.Begin(); err == nil {
+		t.Fatal("Begin works after an abort")
+	}
+	im.fs.Close()
+	im.dev.Close()
+	btrfsCheck(t, img)
+	im = openImage(t, img)
+	if g := im.fi.Super.Generation; g != lastGen {
+		t.Errorf("reopened at generation %d, last commit was %d", g, lastGen)
+	}
+	im.close(t)
 }

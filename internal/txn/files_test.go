@@ -229,7 +229,7 @@ type model struct {
 	commitProb int
 	// beforeCommit, if set, is called before every commit randomOps makes
 	// (explicit, or inside Snapshot).
-	beforeCommit func()
+	beforeCommit func(gen ondisk.Generation)
 }
 
 // clone deep-copies the model (the data map is shared: extents never change).
@@ -324,11 +324,17 @@ func (m *model) randomOps(t testing.TB, img *image, r *rand.Rand, n int, snapsho
 		o := newOp(t, h)
 		ids := m.ids()
 		s := m.subvols[ids[r.Intn(len(ids))]]
+		dbg := func(f string, a ...any) {
+			if debugOps {
+				fmt.Printf("OP tx%d "+f+"\n", append([]any{h.Transid()}, a...)...)
+			}
+		}
 		switch k := r.Intn(100); {
 		case k < 40 || len(s.files) == 0: // new file with data
 			ino := s.next
 			s.next++
 			name := fmt.Sprintf("f%d", ino)
+			dbg("create %d/%d", s.id, ino)
 			o.createFile(s.id, ino, name)
 			f := &mFile{name: name}
 			s.files[ino] = f
@@ -357,26 +363,30 @@ func (m *model) randomOps(t testing.TB, img *image, r *rand.Rand, n int, snapsho
 			dino := ds.inos()[r.Intn(len(ds.files))]
 			df := ds.files[dino]
 			off := df.end()
+			dbg("reflink %d to %d/%d", e.addr, ds.id, dino)
 			o.addExtent(ds.id, dino, off, e.addr, e.n)
 			df.exts = append(df.exts, mExt{off, e.addr, e.n})
 		case k < 80: // delete a file
 			ino := s.inos()[r.Intn(len(s.files))]
+			dbg("delete %d/%d", s.id, ino)
 			o.deleteFile(s.id, ino, s.files[ino].name)
 			delete(s.files, ino)
 		case k < 88 && snapshots: // snapshot a subvolume other than FS_TREE, or create one
 			m.nextID++
 			id := m.nextID
 			name := fmt.Sprintf("sv%d", id)
-			index := uint64(100000 + id)
+			index := uint64(1<<40) - uint64(id) // below every index Linux gives (max+1)
 			var ns *mSubvol
 			if len(ids) == 1 || r.Intn(4) == 0 {
+				dbg("create subvol %d", id)
 				o.createSubvol(id, name, index)
 				ns = &mSubvol{id: id, files: map[ondisk.ObjectID]*mFile{}, next: 257}
 			} else {
 				src := m.subvols[ids[1+r.Intn(len(ids)-1)]]
 				if m.beforeCommit != nil {
-					m.beforeCommit()
+					m.beforeCommit(h.Transid())
 				}
+				dbg("snapshot %d -> %d", src.id, id)
 				o.snapshot(src.id, id, name, index, r.Intn(3) == 0)
 				ns = &mSubvol{id: id, files: map[ondisk.ObjectID]*mFile{}, next: src.next}
 				for ino, f := range src.files {
@@ -387,6 +397,7 @@ func (m *model) randomOps(t testing.TB, img *image, r *rand.Rand, n int, snapsho
 			m.subvols[id] = ns
 		case k < 92 && snapshots && len(ids) > 1: // delete a subvolume
 			v := m.subvols[ids[1+r.Intn(len(ids)-1)]]
+			dbg("delete subvol %d", v.id)
 			o.deleteSubvol(v.id, v.name, v.index)
 			delete(m.subvols, v.id)
 		default: // xattr churn in FS_TREE
@@ -410,7 +421,7 @@ func (m *model) randomOps(t testing.TB, img *image, r *rand.Rand, n int, snapsho
 		}
 		if r.Intn(p) == 0 {
 			if m.beforeCommit != nil {
-				m.beforeCommit()
+				m.beforeCommit(img.fs.Transid())
 			}
 			img.commit(t)
 		}
@@ -419,3 +430,5 @@ func (m *model) randomOps(t testing.TB, img *image, r *rand.Rand, n int, snapsho
 }
 
 func isNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }
+
+var debugOps = false

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockgroup"
@@ -33,7 +34,7 @@ type FS struct {
 	// mu is held by a Handle from Begin to End and by Commit.
 	mu sync.Mutex
 
-	transid ondisk.Generation // the running (next) transaction
+	transid ondisk.Generation  // the running (next) transaction
 	super   *ondisk.Superblock // what the next commit writes
 	fsid    ondisk.UUID        // metadata fsid of tree block headers
 	ctUUID  ondisk.UUID        // chunk tree uuid of tree block headers
@@ -52,10 +53,13 @@ type FS struct {
 
 	metaRsv    uint64 // metadata bytes reserved by handles and not yet used
 	superDirty bool   // the superblock changed even if no tree did
+	noQuota    bool   // the filesystem has no quota tree (status item)
 	aborted    error
 	allocErr   error // a misuse of the allocator seen by Dirty
 
-	stats Stats
+	statsMu    sync.Mutex
+	stats      Stats
+	transidPub atomic.Uint64 // transid, readable without mu
 
 	timerStop chan struct{}
 	timerDone chan struct{}
@@ -77,12 +81,16 @@ type Stats struct {
 	Commits int
 	// LastCommit is the last commit's critical section: from the start of
 	// running delayed refs to the second flush after the superblocks.
-	LastCommit   time.Duration
-	MaxCommit    time.Duration
-	TotalCommit  time.Duration
-	LastRefHeads int // delayed ref heads run by the last commit
-	LastBlocks   int // tree blocks written by the last commit
-	LastLoops    int // passes of the commit loop
+	LastCommit  time.Duration
+	MaxCommit   time.Duration
+	TotalCommit time.Duration
+	// LastSettle, LastWrite and LastSuper split LastCommit: running delayed
+	// refs and writing root and block group items; writing the tree blocks
+	// and the first flush; writing the superblocks and the second flush.
+	LastSettle, LastWrite, LastSuper time.Duration
+	LastRefHeads                     int // delayed ref heads run by the last commit
+	LastBlocks                       int // tree blocks written by the last commit
+	LastLoops                        int // passes of the commit loop
 }
 
 // Open prepares fi for writing: it refuses read-only and unsupported
@@ -116,6 +124,7 @@ func Open(fi *fsinfo.FSInfo) (*FS, error) {
 		dirty: map[ondisk.LogicalAddr]*diskio.Node{}, frozen: map[ondisk.LogicalAddr]bool{},
 		newData: map[ondisk.LogicalAddr]uint64{},
 	}
+	f.transidPub.Store(uint64(f.transid))
 	if err := f.loadChunkTreeUUID(); err != nil {
 		return nil, err
 	}
@@ -239,24 +248,22 @@ func (f *FS) extentFreed(addr ondisk.LogicalAddr, n uint64, isData bool) {
 	f.Info.R.Invalidate(addr)
 }
 
-// Transid is the running transaction's generation.
-func (f *FS) Transid() ondisk.Generation {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.transid
-}
+// Transid is the running transaction's generation. It does not wait for a
+// handle (use Handle.Transid inside one).
+func (f *FS) Transid() ondisk.Generation { return ondisk.Generation(f.transidPub.Load()) }
 
 // Stats returns commit statistics.
 func (f *FS) Stats() Stats {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.statsMu.Lock()
+	defer f.statsMu.Unlock()
 	return f.stats
 }
 
 // Groups exposes the block groups (for tests and space reporting).
 func (f *FS) Groups() *blockgroup.Manager { return f.groups }
 
-// Super returns a copy of the superblock the next commit writes.
+// Super returns a copy of the superblock the next commit writes. It waits
+// for the current handle: never call it while holding one.
 func (f *FS) Super() ondisk.Superblock {
 	f.mu.Lock()
 	defer f.mu.Unlock()

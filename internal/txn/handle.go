@@ -3,8 +3,10 @@ package txn
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
+	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
@@ -67,6 +69,9 @@ func (h *Handle) Tree(id ondisk.ObjectID) (*ctree.Tree, error) {
 		return nil, err
 	}
 	ts, err := h.f.tree(id)
+	if errors.Is(err, fsinfo.ErrNoTree) && !errors.Is(err, fs.ErrNotExist) {
+		err = fmt.Errorf("%w (%w)", err, fs.ErrNotExist)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("txn: tree %s: %w", ondisk.TreeName(id), err)
 	}

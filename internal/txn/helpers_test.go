@@ -74,9 +74,17 @@ func btrfsCheck(t testing.TB, img string) {
 	}
 }
 
+// btrfsCheckData is btrfsCheck that also verifies every data checksum.
+func btrfsCheckData(t testing.TB, img string) {
+	t.Helper()
+	if msg := checkImage(img, "--check-data-csum"); msg != "" {
+		t.Fatalf("btrfs check --readonly --check-data-csum %s:\n%s", img, msg)
+	}
+}
+
 // checkImage returns "" when btrfs check is clean, else its output.
-func checkImage(img string) string {
-	out, err := exec.Command("btrfs", "check", "--readonly", img).CombinedOutput()
+func checkImage(img string, args ...string) string {
+	out, err := exec.Command("btrfs", append(append([]string{"check", "--readonly"}, args...), img)...).CombinedOutput()
 	bad := err != nil
 	for _, l := range strings.Split(string(out), "\n") {
 		if strings.Contains(l, "no error found") || strings.HasPrefix(l, "UUID:") ||
@@ -177,4 +185,9 @@ func randBytes(r *rand.Rand, n int) []byte {
 	b := make([]byte, n)
 	r.Read(b)
 	return b
+}
+
+func xattrBytes(transid ondisk.Generation, name string) []byte {
+	d := item.DirItems{{Type: item.FTXattr, Transid: uint64(transid), Name: []byte(name), Data: []byte("v")}}
+	return d.Bytes()
 }

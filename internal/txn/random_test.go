@@ -36,11 +36,26 @@ func TestRandomWorkload(t *testing.T) {
 				im := openImage(t, img)
 				m.randomOps(t, im, r, ops, true)
 				im.close(t)
-				btrfsCheck(t, img)
+				btrfsCheckData(t, img)
 				im = openImage(t, img)
 				m.verify(t, im)
 				im.close(t)
 			}
 		})
+	}
+}
+
+// TestQuotaEnabled writes to an image with quotas on: the quota groups are
+// marked inconsistent (the writer does not account them), which btrfs check
+// and Linux accept.
+func TestQuotaEnabled(t *testing.T) {
+	img := mkfs(t, 256<<20, "-R", "quota")
+	r := rand.New(rand.NewSource(testSeed(t)))
+	m := newModel()
+	for round := 0; round < 2; round++ {
+		im := openImage(t, img)
+		m.randomOps(t, im, r, 100, true)
+		im.close(t)
+		btrfsCheck(t, img)
 	}
 }

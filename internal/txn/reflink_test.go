@@ -1,6 +1,7 @@
 package txn_test
 
 import (
+	"fmt"
 	"math/rand"
 	"os/exec"
 	"strings"
@@ -79,5 +80,44 @@ func TestManyRefs(t *testing.T) {
 				t.Errorf("data references left:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestCsumItems writes adjacent extents (their checksums share one item),
+// frees the middle one (the item is split) and the first (trimmed), and
+// has btrfs check verify every data checksum.
+func TestCsumItems(t *testing.T) {
+	img := mkfs(t, 256<<20, "--csum", "sha256")
+	r := rand.New(rand.NewSource(4))
+	im := openImage(t, img)
+	h := im.begin(t)
+	o := newOp(t, h)
+	for i := 0; i < 3; i++ {
+		ino := ondisk.ObjectID(257 + i)
+		o.createFile(5, ino, fmt.Sprintf("f%d", i))
+		_, err := o.writeNew(5, ino, 0, randBytes(r, 64<<10))
+		o.must(err, "write")
+	}
+	h.End()
+	im.close(t)
+	btrfsCheckData(t, img)
+	count := func() int {
+		out, _ := exec.Command("btrfs", "inspect-internal", "dump-tree", "-t", "csum", img).CombinedOutput()
+		return strings.Count(string(out), "EXTENT_CSUM EXTENT_CSUM")
+	}
+	if n := count(); n != 1 {
+		t.Errorf("%d csum items for three adjacent extents", n)
+	}
+	for i, want := range []int{2, 1} {
+		im = openImage(t, img)
+		h = im.begin(t)
+		ino := ondisk.ObjectID(258 - i) // the middle one, then the first
+		newOp(t, h).deleteFile(5, ino, fmt.Sprintf("f%d", 1-i))
+		h.End()
+		im.close(t)
+		btrfsCheckData(t, img)
+		if n := count(); n != want {
+			t.Errorf("after deleting f%d: %d csum items, want %d", 1-i, n, want)
+		}
 	}
 }

@@ -80,7 +80,8 @@ func newUUID() ondisk.UUID {
 
 // Snapshot creates tree dst as a snapshot of subvolume src: dst's root is a
 // copy of src's committed root, every child of it gains a reference from
-// dst, and src records the snapshot (last_snapshot). Like the kernel's, it
+// dst, src records the snapshot (last_snapshot), and the uuid tree (when
+// there is one) the new subvolume. Like the kernel's, it
 // commits the running transaction first (so src's state before this call
 // is what dst gets). The caller links dst into a directory.
 // mirrors create_pending_snapshot
@@ -160,7 +161,10 @@ func (f *FS) snapshot(sts *treeState, src, dst ondisk.ObjectID, readonly bool) e
 		return err
 	}
 	f.trees[dst] = &treeState{t: dt, hasItem: true, key: key, item: ri}
-	return nil
+	if err := f.uuidAdd(ri.UUID, ondisk.UUIDKeySubvol, dst); err != nil {
+		return err
+	}
+	return f.uuidAdd(ri.ReceivedUUID, ondisk.UUIDKeyReceivedSubvol, dst)
 }
 
 // CreateTree creates tree id with an empty leaf as root and its ROOT_ITEM
@@ -203,12 +207,15 @@ func (h *Handle) CreateTree(id ondisk.ObjectID) (*ctree.Tree, error) {
 		return nil, f.abort(err)
 	}
 	f.trees[id] = &treeState{t: t, hasItem: true, key: key, item: ri}
+	if err := f.uuidAdd(ri.UUID, ondisk.UUIDKeySubvol, id); err != nil {
+		return nil, f.abort(err)
+	}
 	return t, nil
 }
 
 // DeleteTree drops every reference of subvolume tree id and removes its
-// ROOT_ITEM (and any orphan item or root back reference left for it); the
-// caller has unlinked it from its directory. The space is freed at commit.
+// ROOT_ITEM (and any orphan item, root back reference or uuid tree entry
+// left for it); the caller has unlinked it from its directory. The space is freed at commit.
 // mirrors btrfs_drop_snapshot (in one go) + btrfs_del_root
 func (h *Handle) DeleteTree(id ondisk.ObjectID) error {
 	if err := h.check(); err != nil {
@@ -229,7 +236,13 @@ func (h *Handle) DeleteTree(id ondisk.ObjectID) error {
 }
 
 func (f *FS) deleteTree(ts *treeState, id ondisk.ObjectID) error {
-	tr := f.trees_()
+	tr := f.env()
+	if err := f.uuidDel(ts.item.UUID, ondisk.UUIDKeySubvol, id); err != nil {
+		return err
+	}
+	if err := f.uuidDel(ts.item.ReceivedUUID, ondisk.UUIDKeyReceivedSubvol, id); err != nil {
+		return err
+	}
 	if err := f.ext.DropTree(tr, ts.t, f.root(id), ts.key.Offset); err != nil {
 		return err
 	}

@@ -109,3 +109,65 @@ func TestSnapshotShared(t *testing.T) {
 		})
 	}
 }
+
+// TestManySnapshots shares one subvolume's blocks with 130 snapshots, more
+// tree block references than fit inline (keyed TREE_BLOCK_REF items), then
+// deletes them all.
+func TestManySnapshots(t *testing.T) {
+	img := mkfs(t, 512<<20, "-n", "4096")
+	r := rand.New(rand.NewSource(2))
+	m := newModel()
+	im := openImage(t, img)
+	h := im.begin(t)
+	o := newOp(t, h)
+	o.createSubvol(257, "sv", 1000)
+	s := &mSubvol{id: 257, name: "sv", index: 1000, files: map[ondisk.ObjectID]*mFile{}, next: 257}
+	m.subvols[257] = s
+	for i := 0; i < 200; i++ {
+		ino := s.next
+		s.next++
+		f := &mFile{name: fmt.Sprintf("f%d", ino)}
+		o.createFile(257, ino, f.name)
+		data := randBytes(r, 4096)
+		addr, err := o.writeNew(257, ino, 0, data)
+		o.must(err, "write")
+		m.data[addr] = data
+		f.exts = []mExt{{0, addr, 4096}}
+		s.files[ino] = f
+	}
+	h.End()
+	const n = 130
+	for i := 0; i < n; i++ {
+		h = im.begin(t)
+		id := ondisk.ObjectID(300 + i)
+		newOp(t, h).snapshot(257, id, fmt.Sprintf("s%d", id), 2000+uint64(id), true)
+		h.End()
+	}
+	im.close(t)
+	btrfsCheck(t, img)
+	out, _ := exec.Command("btrfs", "inspect-internal", "dump-tree", "-t", "extent", img).CombinedOutput()
+	keyed := strings.Count(string(out), "TREE_BLOCK_REF")
+	t.Logf("%d keyed TREE_BLOCK_REF items", keyed)
+	if keyed == 0 {
+		t.Error("no keyed tree block refs")
+	}
+	im = openImage(t, img)
+	h = im.begin(t)
+	o = newOp(t, h)
+	for i := 0; i < n; i++ {
+		id := ondisk.ObjectID(300 + i)
+		o.deleteSubvol(id, fmt.Sprintf("s%d", id), 2000+uint64(id))
+		if i == n/2 {
+			h.End()
+			im.commit(t)
+			h = im.begin(t)
+			o = newOp(t, h)
+		}
+	}
+	h.End()
+	im.close(t)
+	btrfsCheck(t, img)
+	im = openImage(t, img)
+	m.verify(t, im)
+	im.close(t)
+}

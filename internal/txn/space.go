@@ -25,7 +25,9 @@ import (
 // ReserveForDelete may use the global reserve, so that freeing space always
 // works on a full filesystem; commits use it for the extent, free space and
 // root tree updates. Tree block allocation itself never refuses while any
-// metadata space is left.
+// metadata space is left; when none is, the B-tree operation asking is half
+// done and the transaction is aborted (the disk keeps the last commit), so
+// every handle that changes trees should reserve first.
 
 // itemCost is the metadata reserved per item. mirrors btrfs_calc_insert_metadata_size
 func (f *FS) itemCost(items int) uint64 {
@@ -119,4 +121,20 @@ func (f *FS) metaForData() error {
 		return nil
 	}
 	return fmt.Errorf("txn: metadata space for a data extent: %w", syscall.ENOSPC)
+}
+
+// AllocChunk adds a chunk of kind (ondisk.BlockGroupData, Metadata or
+// System) now, with the profile the existing ones have; its items are
+// written at commit. mirrors btrfs_force_chunk_alloc
+func (h *Handle) AllocChunk(kind uint64) error {
+	if err := h.check(); err != nil {
+		return err
+	}
+	if kind != ondisk.BlockGroupData && kind != ondisk.BlockGroupMetadata && kind != ondisk.BlockGroupSystem {
+		return fmt.Errorf("txn: allocate chunk of type %#x: %w", kind, syscall.EINVAL)
+	}
+	if _, err := h.f.allocChunk(kind); err != nil {
+		return fmt.Errorf("txn: %w", err)
+	}
+	return nil
 }

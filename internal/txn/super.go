@@ -12,6 +12,10 @@ func (f *FS) rootOf(id ondisk.ObjectID) (ondisk.LogicalAddr, int, ondisk.Generat
 	if ts := f.trees[id]; ts != nil {
 		return ts.t.Root, ts.t.Level, ts.t.Gen, true
 	}
+	if id == ondisk.RootTreeObjectID {
+		rt := f.Info.RootTree
+		return rt.Root, rt.Level, rt.Gen, true
+	}
 	ri, _, err := f.Info.RootItem(id)
 	if err != nil {
 		return 0, 0, 0, false

@@ -1,0 +1,42 @@
+// Package check is gobtrfs's filesystem checker, a read-only counterpart of
+// btrfs check (btrfs-progs check/main.c and check/mode-lowmem.c). It opens
+// an image with fsinfo, walks every tree once and cross-checks what it saw:
+//
+//  1. Tree structure, for every tree reachable from the superblock and the
+//     root tree (subvolumes and snapshots, data reloc, reloc and log trees
+//     included): each block readable with a valid checksum and passing the
+//     tree-checker (diskio), its level, first key and generation matching
+//     the key pointer that leads to it, its generation not newer than the
+//     superblock, its owner plausible for the tree, item types in the tree
+//     that may hold them.
+//  2. Extent references: every reference the trees make - a key pointer to
+//     a tree block, a ROOT_ITEM to a root block, a file extent item to a
+//     data extent - is matched with a backref of the extent item, in the
+//     form btrfs uses: keyed by the owner of the referring block
+//     (TREE_BLOCK_REF root, EXTENT_DATA_REF root/ino/offset), or by the
+//     referring block itself when that block has FULL_BACKREF (shared
+//     refs). Each block is counted once however many snapshots share it.
+//     Then the refs field must equal the backrefs' sum and the references
+//     found, every backref must be matched, extents must not overlap.
+//  3. Block groups: every extent inside a block group of the right type,
+//     used equal to the extents' sizes, bytes_used of the superblock equal
+//     to their sum.
+//  4. Free space tree: per block group, the recorded free space equals the
+//     block group minus its extent items (superblock mirror stripes may go
+//     either way), extent_count and the bitmap flag agree with the records.
+//  5. Chunks and devices: chunk <-> block group <-> dev extent, dev extents
+//     disjoint and inside the device, dev item bytes_used, sys_chunk_array
+//     against the SYSTEM chunks.
+//  6. Checksums: checksum items only over data extents, regular extents of
+//     datasum inodes fully checksummed, NODATASUM ones not at all; with
+//     Options.CheckDataCsum, the data itself against its checksums.
+//  7. Inodes, per subvolume: INODE_REF/EXTREF <-> DIR_ITEM <-> DIR_INDEX
+//     (name, index, type), nlink, directory isize, nbytes, file extents
+//     (sizes, overlaps, gaps without NO_HOLES, inline limits), xattr types,
+//     orphans, the root directory; ROOT_REF <-> ROOT_BACKREF <-> the
+//     subvolume's entry in its parent.
+//  8. The superblock: generations, sizes, backup roots, mirrors.
+//
+// Each Problem names its class, the tree, the block and the item key. The
+// checker never writes and never panics on bad data.
+package check

@@ -1,0 +1,113 @@
+package check
+
+import (
+	"github.com/gobtrfs/gobtrfs/internal/csum"
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// checkSuper checks the superblock on its own (the block reader already
+// checked magic, checksum, sizes and levels).
+func (c *checker) checkSuper() {
+	sb := c.sb
+	bad := func(format string, args ...any) { c.problem(ClassSuper, 0, 0, nil, format, args...) }
+	if !csum.Type(sb.CsumType).Valid() {
+		bad("unknown csum type %d", sb.CsumType)
+	}
+	if c.opt.SuperMirror == 0 {
+		if _, err := diskio.ReadSuperAt(c.fi.Dev, ondisk.SuperMirrorOffsets[0]); err != nil {
+			bad("primary superblock: %v", err)
+		}
+	}
+	if sb.ChunkRootGeneration > sb.Generation {
+		bad("chunk_root_generation %d is newer than generation %d", sb.ChunkRootGeneration, sb.Generation)
+	}
+	if size := uint64(c.fi.Dev.Size()); sb.TotalBytes > size {
+		bad("total_bytes %d exceeds the device size %d", sb.TotalBytes, size)
+	}
+	if sb.BytesUsed > sb.TotalBytes {
+		bad("bytes_used %d exceeds total_bytes %d", sb.BytesUsed, sb.TotalBytes)
+	}
+	if sb.RootDirObjectID != ondisk.RootTreeDirObjectID {
+		bad("root_dir %d, expected %d", sb.RootDirObjectID, ondisk.RootTreeDirObjectID)
+	}
+	if sb.Flags&(ondisk.SuperFlagMetadump|ondisk.SuperFlagMetadumpV2) != 0 {
+		c.rep.warn("image is a metadata dump: data checksums will not match")
+	}
+	c.checkSuperMirrors()
+}
+
+// checkSuperMirrors warns about superblock copies that disagree with the
+// one in use (the kernel writes all of them at every commit).
+func (c *checker) checkSuperMirrors() {
+	for i, off := range ondisk.SuperMirrorOffsets {
+		if i == 0 || int64(off)+ondisk.SuperInfoSize > c.fi.Dev.Size() || int64(off) >= int64(c.sb.TotalBytes) {
+			continue
+		}
+		m, err := diskio.ReadSuperAt(c.fi.Dev, off)
+		switch {
+		case err != nil:
+			c.rep.warn("superblock mirror %d: %v", i, err)
+		case m.Generation != c.sb.Generation:
+			c.rep.warn("superblock mirror %d has generation %d, the superblock in use %d", i, m.Generation, c.sb.Generation)
+		}
+	}
+}
+
+// checkBackupRoots checks that backup roots are not from the future and
+// that the one of the current generation names the current roots.
+func (c *checker) checkBackupRoots() {
+	sb := c.sb
+	current := false
+	for i := range sb.BackupRoots {
+		b := &sb.BackupRoots[i]
+		if b.TreeRootGen == 0 {
+			continue
+		}
+		bad := func(format string, args ...any) {
+			c.problem(ClassSuper, 0, 0, nil, "backup root %d (generation %d): "+format, append([]any{i, b.TreeRootGen}, args...)...)
+		}
+		if b.TreeRootGen > uint64(sb.Generation) {
+			bad("newer than the superblock's generation %d", sb.Generation)
+			continue
+		}
+		if b.TreeRootGen != uint64(sb.Generation) {
+			continue
+		}
+		current = true
+		check := func(what string, got, want uint64) {
+			if got != want {
+				bad("%s %d, current %d", what, got, want)
+			}
+		}
+		check("tree root", b.TreeRoot, uint64(sb.Root))
+		check("tree root level", uint64(b.TreeRootLevel), uint64(sb.RootLevel))
+		check("chunk root", b.ChunkRoot, uint64(sb.ChunkRoot))
+		check("chunk root generation", b.ChunkRootGen, uint64(sb.ChunkRootGeneration))
+		check("total_bytes", b.TotalBytes, sb.TotalBytes)
+		check("bytes_used", b.BytesUsed, sb.BytesUsed)
+		check("num_devices", b.NumDevices, sb.NumDevices)
+		for _, r := range []struct {
+			what      string
+			id        ondisk.ObjectID
+			root, gen uint64
+			level     uint8
+		}{
+			{"extent root", ondisk.ExtentTreeObjectID, b.ExtentRoot, b.ExtentRootGen, b.ExtentRootLevel},
+			{"fs root", ondisk.FSTreeObjectID, b.FSRoot, b.FSRootGen, b.FSRootLevel},
+			{"dev root", ondisk.DevTreeObjectID, b.DevRoot, b.DevRootGen, b.DevRootLevel},
+			{"csum root", ondisk.CsumTreeObjectID, b.CsumRoot, b.CsumRootGen, b.CsumRootLevel},
+		} {
+			ri := c.rootOf[r.id]
+			if ri == nil {
+				continue
+			}
+			check(r.what, r.root, uint64(ri.bytenr))
+			check(r.what+" generation", r.gen, uint64(ri.gen))
+			check(r.what+" level", uint64(r.level), uint64(ri.level))
+		}
+	}
+	if !current {
+		c.rep.warn("no backup root for the current generation %d", sb.Generation)
+	}
+}
