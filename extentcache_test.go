@@ -11,6 +11,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // randomReads does n random 4 KiB ReadAt calls on name and checks them
@@ -43,7 +44,7 @@ func randomReads(t *testing.T, fsys *gobtrfs.FS, name string, want []byte, n int
 // extents, so this image has 32 items and the cache must hold exactly 32;
 // TestExtentCacheKernelOneExtent covers the single-extent case.
 func TestExtentCacheWholeExtents(t *testing.T) {
-	testimg.NeedMkfs(t)
+	testutil.NeedProgs(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	os.Mkdir(src, 0o755)
@@ -52,7 +53,7 @@ func TestExtentCacheWholeExtents(t *testing.T) {
 	r.Read(data)
 	os.WriteFile(filepath.Join(src, "big"), data, 0o644)
 	img := filepath.Join(dir, "img")
-	testimg.Mkfs(t, src, img, 256<<20)
+	testutil.MkfsRootdir(t, src, img, 256<<20)
 	items := testimg.DumpTreeCount(t, img, "fs", "EXTENT_DATA")
 	t.Logf("dump-tree: %d EXTENT_DATA items for the 32 MiB file", items)
 
@@ -76,21 +77,20 @@ func TestExtentCacheWholeExtents(t *testing.T) {
 // which stores it as one extent, and checks that the cache then holds exactly
 // one entry after 10,000 random reads.
 func TestExtentCacheKernelOneExtent(t *testing.T) {
-	testimg.NeedKernel(t)
+	testutil.NeedRootLoop(t)
 	dir := t.TempDir()
 	img := filepath.Join(dir, "img")
-	testimg.NewKernelImage(t, img, 512<<20)
-	dev := testimg.Loop(t, img)
-	m := testimg.Mount(t, dev, "")
+	testutil.Mkfs(t, img, 512<<20)
+	mnt := testutil.LoopMount(t, img, "")
 	r := rand.New(rand.NewSource(seed(t)))
 	data := make([]byte, 32<<20)
 	r.Read(data)
-	if err := os.WriteFile(filepath.Join(m.Dir, "big"), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(mnt, "big"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	exec.Command("sync").Run()
-	m.Unmount()
-	testimg.Check(t, img)
+	testutil.Unmount(t, mnt)
+	testutil.CheckImage(t, img)
 	items := testimg.DumpTreeCount(t, img, "fs", "EXTENT_DATA")
 	t.Logf("dump-tree: %d EXTENT_DATA item(s)", items)
 
@@ -112,7 +112,7 @@ func TestExtentCacheKernelOneExtent(t *testing.T) {
 // BenchmarkRandomReadAt4K: random 4 KiB ReadAt on a 256 MiB file, reported
 // as reads/s (data checksums verified).
 func BenchmarkRandomReadAt4K(b *testing.B) {
-	testimg.NeedMkfs(b)
+	testutil.NeedProgs(b)
 	dir := b.TempDir()
 	src := filepath.Join(dir, "src")
 	os.Mkdir(src, 0o755)
@@ -121,7 +121,7 @@ func BenchmarkRandomReadAt4K(b *testing.B) {
 	r.Read(data)
 	os.WriteFile(filepath.Join(src, "big"), data, 0o644)
 	img := filepath.Join(dir, "img")
-	testimg.Mkfs(b, src, img, 1<<30)
+	testutil.MkfsRootdir(b, src, img, 1<<30)
 	// warm the host page cache so both runs measure our read path, not the disk
 	if f, err := os.Open(img); err == nil {
 		io.Copy(io.Discard, f)

@@ -53,7 +53,7 @@ func (f *FS) newFile(name string, n node, x item.InodeItem) *File {
 
 func (f *File) id() extentmap.InodeID { return extentmap.InodeID{Subvol: f.n.subvol, Ino: f.n.ino} }
 
-func (f *File) isDir() bool { return f.inode.Mode&sIFMT == sIFDIR }
+func (f *File) isDir() bool { return f.inode.Mode&item.SIFMT == item.SIFDIR }
 
 // Name is the name the file was opened with.
 func (f *File) Name() string { return f.name }
@@ -252,7 +252,7 @@ func baseName(name string) string {
 
 // ReadLink returns the target if the file is a symlink.
 func (f *File) ReadLink() (string, error) {
-	if f.inode.Mode&sIFMT != sIFLNK {
+	if f.inode.Mode&item.SIFMT != item.SIFLNK {
 		return "", pathErr("readlink", f.name, errNotLink)
 	}
 	t, err := f.fs.readlink(f.n, &f.inode)

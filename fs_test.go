@@ -20,6 +20,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 var seedFlag = flag.Int64("seed", 0, "random seed (0: time-based)")
@@ -35,14 +36,14 @@ func seed(t testing.TB) int64 {
 
 // mkfsSource builds the standard source tree and an image of it.
 func mkfsSource(t *testing.T, args ...string) (src, img string) {
-	testimg.NeedMkfs(t)
+	testutil.NeedProgs(t)
 	dir := t.TempDir()
 	src = filepath.Join(dir, "src")
 	for _, n := range testimg.BuildSource(t, src, testimg.SourceOptions{Seed: seed(t), ManyFiles: 300}) {
 		t.Log(n)
 	}
 	img = filepath.Join(dir, "img")
-	testimg.Mkfs(t, src, img, 256<<20, args...)
+	testutil.MkfsRootdir(t, src, img, 256<<20, args...)
 	return src, img
 }
 

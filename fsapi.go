@@ -47,7 +47,7 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, pathErr("readdir", name, err)
 	}
-	if r.inode.Mode&sIFMT != sIFDIR {
+	if r.inode.Mode&item.SIFMT != item.SIFDIR {
 		return nil, pathErr("readdir", name, errNotDir)
 	}
 	var out []fs.DirEntry
@@ -66,7 +66,7 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer file.Close()
-	if file.inode.Mode&sIFMT == sIFDIR {
+	if file.inode.Mode&item.SIFMT == item.SIFDIR {
 		return nil, pathErr("read", name, errIsDir)
 	}
 	buf := make([]byte, file.inode.Size)
@@ -83,7 +83,7 @@ func (f *FS) ReadLink(name string) (string, error) {
 	if err != nil {
 		return "", pathErr("readlink", name, err)
 	}
-	if r.inode.Mode&sIFMT != sIFLNK {
+	if r.inode.Mode&item.SIFMT != item.SIFLNK {
 		return "", pathErr("readlink", name, errNotLink)
 	}
 	target, err := f.readlink(r.n, &r.inode)
@@ -103,7 +103,7 @@ func (f *FS) readlink(n node, x *item.InodeItem) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	data, err := f.inlineData(n, &e)
+	data, err := f.inlineData(n, &e.FileExtentItem)
 	if err != nil {
 		return "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/csum"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 var fuzzBase struct {
@@ -33,7 +34,7 @@ func fuzzImage(f *testing.F) {
 		src := filepath.Join(dir, "src")
 		testimg.BuildSource(f, src, testimg.SourceOptions{Seed: 1, ManyFiles: 40})
 		img := filepath.Join(dir, "img")
-		testimg.Mkfs(f, src, img, 128<<20, "-m", "single", "-n", "4096", "--shrink")
+		testutil.MkfsRootdir(f, src, img, 128<<20, "-m", "single", "-n", "4096", "--shrink")
 		blocks, info := treeBlocks(f, img)
 		fuzzBase.img, _ = os.ReadFile(img)
 		fuzzBase.blocks, fuzzBase.ns, fuzzBase.ct = blocks, int(info.Super.NodeSize), info.Csum
@@ -48,7 +49,7 @@ func fuzzImage(f *testing.F) {
 // item decoders) and reads everything: inode, directory, xattr, symlink and
 // file extent paths must return errors, never panic.
 func FuzzCorruptImage(f *testing.F) {
-	testimg.NeedMkfs(f)
+	testutil.NeedProgs(f)
 	fuzzImage(f)
 	for i := range 8 {
 		f.Add(uint16(i), uint16(101+25*i), byte(0xff), true, uint16(0))

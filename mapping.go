@@ -43,7 +43,7 @@ func toExtent(s inode.Span) extentmap.Extent {
 		return e
 	}
 	e.Compression = x.Compression
-	e.Generation = x.Generation
+	e.Generation = uint64(x.Generation)
 	e.RAMBytes = x.RAMBytes
 	switch {
 	case x.Type == inode.ExtentInline:

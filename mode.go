@@ -1,71 +1,42 @@
 package gobtrfs
 
-import "io/fs"
+import (
+	"io/fs"
 
-// Linux mode bits as stored in btrfs_inode_item.mode.
-const (
-	sIFMT   = 0o170000
-	sIFSOCK = 0o140000
-	sIFLNK  = 0o120000
-	sIFREG  = 0o100000
-	sIFBLK  = 0o060000
-	sIFDIR  = 0o040000
-	sIFCHR  = 0o020000
-	sIFIFO  = 0o010000
-	sISUID  = 0o4000
-	sISGID  = 0o2000
-	sISVTX  = 0o1000
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
 // fileMode converts a Linux mode to an fs.FileMode.
 func fileMode(m uint32) fs.FileMode {
 	mode := fs.FileMode(m & 0o777)
-	switch m & sIFMT {
-	case sIFDIR:
+	switch m & item.SIFMT {
+	case item.SIFDIR:
 		mode |= fs.ModeDir
-	case sIFLNK:
+	case item.SIFLNK:
 		mode |= fs.ModeSymlink
-	case sIFIFO:
+	case item.SIFIFO:
 		mode |= fs.ModeNamedPipe
-	case sIFSOCK:
+	case item.SIFSOCK:
 		mode |= fs.ModeSocket
-	case sIFCHR:
+	case item.SIFCHR:
 		mode |= fs.ModeDevice | fs.ModeCharDevice
-	case sIFBLK:
+	case item.SIFBLK:
 		mode |= fs.ModeDevice
-	case sIFREG:
+	case item.SIFREG:
 	default:
 		mode |= fs.ModeIrregular
 	}
-	if m&sISUID != 0 {
+	if m&item.SISUID != 0 {
 		mode |= fs.ModeSetuid
 	}
-	if m&sISGID != 0 {
+	if m&item.SISGID != 0 {
 		mode |= fs.ModeSetgid
 	}
-	if m&sISVTX != 0 {
+	if m&item.SISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
 	return mode
 }
 
 // ftMode converts a directory entry's BTRFS_FT_* type to fs.FileMode type bits.
-func ftMode(ft uint8) fs.FileMode {
-	switch ft {
-	case 2:
-		return fs.ModeDir
-	case 3:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case 4:
-		return fs.ModeDevice
-	case 5:
-		return fs.ModeNamedPipe
-	case 6:
-		return fs.ModeSocket
-	case 7:
-		return fs.ModeSymlink
-	case 1:
-		return 0
-	}
-	return fs.ModeIrregular
-}
+func ftMode(ft uint8) fs.FileMode { return fileMode(item.ModeFromFT(ft)) }

@@ -26,7 +26,7 @@ func (n node) String() string { return fmt.Sprintf("inode %d (subvol %d)", n.ino
 // time the FS was opened).
 func (f *FS) emptyDir() item.InodeItem {
 	ts := item.TimespecOf(f.opened)
-	return item.InodeItem{Mode: sIFDIR | 0o755, NLink: 1, Atime: ts, Mtime: ts, Ctime: ts, Otime: ts}
+	return item.InodeItem{Mode: item.SIFDIR | 0o755, NLink: 1, Atime: ts, Mtime: ts, Ctime: ts, Otime: ts}
 }
 
 // inode reads n's inode item.
@@ -68,11 +68,11 @@ func (f *FS) enterSubvol(dir node, e inode.DirEntry) (node, error) {
 	}
 	live := false
 	if ok {
-		ref, err := inode.DecodeRootRef(data)
+		ref, err := item.DecodeRootRef(data)
 		if err != nil {
-			return node{}, fmt.Errorf("entry %q of %v: root ref %v: %w", e.Name, dir, key, err)
+			return node{}, fmt.Errorf("entry %q of %v: root ref %v: %w", e.Name, dir, key, corruptf("%v", err))
 		}
-		live = ref.DirID == dir.ino && ref.Name == e.Name
+		live = ref.DirID == dir.ino && string(ref.Name) == e.Name
 	}
 	if !live {
 		return node{subvol: dir.subvol, ino: ondisk.EmptySubvolDirObjectID, empty: true}, nil

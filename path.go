@@ -53,7 +53,7 @@ func (f *FS) resolve(name string, follow bool) (resolved, error) {
 			continue
 		}
 		cur := stack[len(stack)-1]
-		if cur.inode.Mode&sIFMT != sIFDIR {
+		if cur.inode.Mode&item.SIFMT != item.SIFDIR {
 			return resolved{}, errNotDir
 		}
 		n, err := f.lookup(cur.n, c)
@@ -64,7 +64,7 @@ func (f *FS) resolve(name string, follow bool) (resolved, error) {
 		if err != nil {
 			return resolved{}, err
 		}
-		if x.Mode&sIFMT == sIFLNK && (len(comps) > 0 || follow) {
+		if x.Mode&item.SIFMT == item.SIFLNK && (len(comps) > 0 || follow) {
 			if links++; links > maxSymlinks {
 				return resolved{}, errLoop
 			}

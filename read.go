@@ -6,7 +6,6 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/extentmap"
-	"github.com/gobtrfs/gobtrfs/internal/inode"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -51,7 +50,7 @@ func (f *FS) readData(n node, x *item.InodeItem, p []byte, off uint64) (int, err
 }
 
 // inlineData returns an inline extent's file bytes, decompressed.
-func (f *FS) inlineData(n node, e *inode.FileExtent) ([]byte, error) {
+func (f *FS) inlineData(n node, e *item.FileExtentItem) ([]byte, error) {
 	if e.Compression == 0 {
 		return e.Inline, nil
 	}
@@ -65,7 +64,7 @@ func (f *FS) inlineData(n node, e *inode.FileExtent) ([]byte, error) {
 func (f *FS) readInline(n node, e *extentmap.Extent, p []byte, off uint64) error {
 	data := e.Inline
 	if e.Compression != 0 {
-		fe := inode.FileExtent{Compression: e.Compression, RAMBytes: e.RAMBytes, Inline: e.Inline}
+		fe := item.FileExtentItem{Compression: e.Compression, RAMBytes: e.RAMBytes, Inline: e.Inline}
 		var err error
 		if data, err = f.inlineData(n, &fe); err != nil {
 			return err

@@ -63,7 +63,7 @@ func (fi *fileInfo) Name() string       { return fi.name }
 func (fi *fileInfo) Size() int64        { return fi.st.Size }
 func (fi *fileInfo) Mode() fs.FileMode  { return fileMode(fi.st.Mode) }
 func (fi *fileInfo) ModTime() time.Time { return fi.st.Mtime }
-func (fi *fileInfo) IsDir() bool        { return fi.st.Mode&sIFMT == sIFDIR }
+func (fi *fileInfo) IsDir() bool        { return fi.st.Mode&item.SIFMT == item.SIFDIR }
 func (fi *fileInfo) Sys() any           { return fi.st }
 
 func (f *FS) statNode(name string, n node) (*fileInfo, error) {

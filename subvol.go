@@ -111,12 +111,12 @@ func (f *FS) fillSubvolPath(s *Subvolume) error {
 	hi := ondisk.Key{ObjectID: ondisk.ObjectID(s.ID), Type: ondisk.RootBackrefKey, Offset: ^uint64(0)}
 	var derr error
 	err := f.info.RootTree.Range(lo, hi, func(k ondisk.Key, data []byte) bool {
-		ref, err := inode.DecodeRootRef(data)
+		ref, err := item.DecodeRootRef(data)
 		if err != nil {
-			derr = fmt.Errorf("root backref %v: %w", k, err)
+			derr = fmt.Errorf("root backref %v: %w", k, corruptf("%v", err))
 			return false
 		}
-		s.ParentID, s.DirID, s.name = k.Offset, uint64(ref.DirID), ref.Name
+		s.ParentID, s.DirID, s.name = k.Offset, uint64(ref.DirID), string(ref.Name)
 		return false
 	})
 	if err == nil {

@@ -4,61 +4,21 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
-
-// wtMount loop-mounts img; cleanup unmounts and detaches the loop device.
-func wtMount(t *testing.T, img string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("kernel mount tests need root")
-	}
-	if _, err := exec.LookPath("losetup"); err != nil {
-		t.Skip("losetup not installed")
-	}
-	if fss, _ := os.ReadFile("/proc/filesystems"); !bytes.Contains(fss, []byte("btrfs")) {
-		exec.Command("modprobe", "btrfs").Run()
-		if fss, _ = os.ReadFile("/proc/filesystems"); !bytes.Contains(fss, []byte("btrfs")) {
-			t.Skip("the kernel has no btrfs")
-		}
-	}
-	mnt := filepath.Join(t.TempDir(), "mnt")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "btrfs", "-o", "loop,noatime", img, mnt).CombinedOutput(); err != nil {
-		t.Fatalf("mount: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { wtUmount(t, img, mnt) })
-	return mnt
-}
-
-func wtUmount(t *testing.T, img, mnt string) {
-	t.Helper()
-	if data, _ := os.ReadFile("/proc/self/mountinfo"); bytes.Contains(data, []byte(" "+mnt+" ")) {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Errorf("umount: %v\n%s", err, out)
-			exec.Command("umount", "-l", mnt).Run()
-		}
-	}
-	out, _ := exec.Command("losetup", "-j", img).Output()
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if dev, _, ok := strings.Cut(l, ":"); ok && dev != "" {
-			exec.Command("losetup", "-d", dev).Run()
-		}
-	}
-}
 
 // TestKernelImageEditedByCommands: a kernel-made image changed by put, rm,
 // mv, mkdir, ln and subvolume, then mounted by the kernel again.
 func TestKernelImageEditedByCommands(t *testing.T) {
+	testutil.NeedRootLoop(t)
 	img := wtMkfsBtrfs(t)
-	mnt := wtMount(t, img)
+	mnt := testutil.LoopMount(t, img, "noatime")
 	w := func(p, s string) {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(mnt, p)), 0o755); err != nil {
 			t.Fatal(err)
@@ -73,11 +33,9 @@ func TestKernelImageEditedByCommands(t *testing.T) {
 	w("kfile2", "gone soon")
 	os.Link(filepath.Join(mnt, "kfile"), filepath.Join(mnt, "kdir/kfile-link"))
 	unix.Setxattr(filepath.Join(mnt, "kfile"), "user.k", []byte("v"), 0)
-	if out, err := exec.Command("btrfs", "subvolume", "create", filepath.Join(mnt, "sv")).CombinedOutput(); err != nil {
-		t.Fatalf("subvolume create: %v\n%s", err, out)
-	}
+	testutil.Run(t, "btrfs", "subvolume", "create", filepath.Join(mnt, "sv"))
 	w("sv/inside", "in the subvolume")
-	wtUmount(t, img, mnt)
+	testutil.Unmount(t, mnt)
 	wtCheckImage(t, img)
 
 	src := wtMakeSource(t)
@@ -90,7 +48,7 @@ func TestKernelImageEditedByCommands(t *testing.T) {
 	runW(t, img, wtSubvolumeMain2, "snapshot", img, "/sv", "/sv-snap")
 	runW(t, img, rmMain, "-r", img, "/sv")
 
-	mnt = wtMount(t, img)
+	mnt = testutil.LoopMount(t, img, "noatime")
 	wtCompareTrees(t, "kernel view of put", wtDescribeHostTree(t, src), wtDescribeHostTree(t, filepath.Join(mnt, "src")))
 	read := func(p string) string {
 		b, err := os.ReadFile(filepath.Join(mnt, p))
@@ -116,7 +74,7 @@ func TestKernelImageEditedByCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.RemoveAll(filepath.Join(mnt, "src/dir/deeper"))
-	wtUmount(t, img, mnt)
+	testutil.Unmount(t, mnt)
 	wtCheckImage(t, img)
 	var out bytes.Buffer
 	if err := subvolumeMain([]string{"list", img}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "path sv-snap") {

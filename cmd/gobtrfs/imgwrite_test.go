@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -18,50 +17,23 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gobtrfs/gobtrfs"
+
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
-func wtNeedBtrfsProgs(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"mkfs.btrfs", "btrfs"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed (btrfs-progs): run scripts/deps.sh as root", tool)
-		}
-	}
-}
-
-// wtMkfsBtrfs makes an empty image with mkfs.btrfs.
+// wtMkfsBtrfs makes an empty 512 MiB image with mkfs.btrfs.
 func wtMkfsBtrfs(t *testing.T, args ...string) string {
 	t.Helper()
-	wtNeedBtrfsProgs(t)
 	img := filepath.Join(t.TempDir(), "img")
-	if err := os.WriteFile(img, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(img, 512<<20); err != nil {
-		t.Fatal(err)
-	}
-	argv := append(append([]string{"-q", "-f"}, args...), img)
-	if out, err := exec.Command("mkfs.btrfs", argv...).CombinedOutput(); err != nil {
-		t.Fatalf("mkfs.btrfs: %v\n%s", err, out)
-	}
+	testutil.Mkfs(t, img, 512<<20, args...)
 	return img
 }
 
-var wtCheckProblem = regexp.MustCompile(`\b(ERROR|[Ee]rrors?|mismatch\w*|wanted|missing|bad|wrong)\b`)
-
-// wtCheckImage runs btrfs check --readonly and fails on problem lines.
+// wtCheckImage runs btrfs check --readonly --check-data-csum and fails on
+// problem lines.
 func wtCheckImage(t *testing.T, img string) {
 	t.Helper()
-	out, err := exec.Command("btrfs", "check", "--readonly", "--check-data-csum", img).CombinedOutput()
-	var bad []string
-	for _, l := range strings.Split(string(out), "\n") {
-		if !strings.Contains(l, "no error found") && wtCheckProblem.MatchString(l) {
-			bad = append(bad, l)
-		}
-	}
-	if err != nil || len(bad) > 0 {
-		t.Fatalf("btrfs check %s: %v\n%s", img, err, out)
-	}
+	testutil.CheckImage(t, img, "--check-data-csum")
 }
 
 // runW runs a write subcommand and checks the image afterwards.

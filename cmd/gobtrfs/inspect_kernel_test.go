@@ -9,31 +9,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // kernelEnv skips unless the test can make loop devices and mount btrfs.
 func kernelEnv(t *testing.T) {
 	t.Helper()
 	needProgs(t)
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a loop device")
-	}
-	if _, err := os.Stat("/dev/loop-control"); err != nil {
-		t.Skip("no loop devices: /dev/loop-control missing")
-	}
-	if _, err := exec.LookPath("losetup"); err != nil {
-		t.Skip("losetup not installed")
-	}
-	if b, _ := os.ReadFile("/proc/filesystems"); !bytes.Contains(b, []byte("btrfs")) {
-		exec.Command("modprobe", "btrfs").Run()
-		if b, _ := os.ReadFile("/proc/filesystems"); !bytes.Contains(b, []byte("btrfs")) {
-			t.Skip("kernel has no btrfs")
-		}
-	}
+	testutil.NeedRootLoop(t)
 }
 
 // try runs a command and only logs a failure (for optional steps).
@@ -45,47 +32,6 @@ func try(t *testing.T, name string, args ...string) bool {
 		return false
 	}
 	return true
-}
-
-// mountLoop attaches img to a loop device and mounts it; both are undone in
-// t.Cleanup (also after a failure). It returns the mount point and an
-// unmount function for the normal path.
-func mountLoop(t *testing.T, img, opts string) (string, func()) {
-	t.Helper()
-	loop := strings.TrimSpace(run(t, "losetup", "-f", "--show", img))
-	t.Cleanup(func() { exec.Command("losetup", "-d", loop).Run() })
-	mnt := filepath.Join(t.TempDir(), "mnt")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run(t, "mount", "-t", "btrfs", "-o", opts, loop, mnt)
-	mounted := true
-	// umount retries while the mount is busy: a background balance holds
-	// it until the balance is paused or done (a pause can also arrive
-	// before the balance starts, so it is repeated).
-	umount := func() {
-		t.Helper()
-		if !mounted {
-			return
-		}
-		var out []byte
-		var err error
-		for i := 0; i < 100; i++ {
-			if out, err = exec.Command("umount", mnt).CombinedOutput(); err == nil {
-				mounted = false
-				return
-			}
-			exec.Command("btrfs", "balance", "pause", mnt).Run()
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("umount %s: %v\n%s", mnt, err, out)
-	}
-	t.Cleanup(func() {
-		if mounted {
-			exec.Command("umount", "-l", mnt).Run()
-		}
-	})
-	return mnt, umount
 }
 
 // enableVerity issues FS_IOC_ENABLE_VERITY (sha256, 4K blocks); it fails
@@ -131,11 +77,11 @@ func kernelWorkload(t *testing.T, mnt, scratch string) {
 			t.Fatal(err)
 		}
 	}
-	run(t, "btrfs", "quota", "enable", mnt)
+	testutil.Run(t, "btrfs", "quota", "enable", mnt)
 	sv := filepath.Join(mnt, "sv")
-	run(t, "btrfs", "subvolume", "create", sv)
-	run(t, "btrfs", "qgroup", "limit", "100M", sv)
-	run(t, "btrfs", "qgroup", "create", "1/100", mnt)
+	testutil.Run(t, "btrfs", "subvolume", "create", sv)
+	testutil.Run(t, "btrfs", "qgroup", "limit", "100M", sv)
+	testutil.Run(t, "btrfs", "qgroup", "create", "1/100", mnt)
 	try(t, "btrfs", "qgroup", "assign", "0/256", "1/100", mnt)
 
 	write(filepath.Join(sv, "text"), bytes.Repeat([]byte("compressible text line\n"), 50000))
@@ -153,7 +99,7 @@ func kernelWorkload(t *testing.T, mnt, scratch string) {
 	f.Close()
 	nocow := filepath.Join(sv, "nocow")
 	write(nocow, nil)
-	run(t, "chattr", "+C", nocow)
+	testutil.Run(t, "chattr", "+C", nocow)
 	write(nocow, randBytes(64<<10))
 	for _, p := range []string{filepath.Join(sv, "small"), sv} {
 		unix.Setxattr(p, "user.k", []byte("value"), 0)
@@ -177,15 +123,15 @@ func kernelWorkload(t *testing.T, mnt, scratch string) {
 	refl := filepath.Join(sv, "reflinks")
 	os.Mkdir(refl, 0o755)
 	for i := 0; i < 150; i++ {
-		run(t, "cp", "--reflink=always", filepath.Join(sv, "target"), filepath.Join(refl, fmt.Sprint(i)))
+		testutil.Run(t, "cp", "--reflink=always", filepath.Join(sv, "target"), filepath.Join(refl, fmt.Sprint(i)))
 	}
 	if err := enableVerity(filepath.Join(sv, "small")); err != nil {
 		t.Logf("optional step fs-verity: %v", err)
 	}
-	run(t, "sync")
+	testutil.Run(t, "sync")
 
 	snap := filepath.Join(mnt, "snap")
-	run(t, "btrfs", "subvolume", "snapshot", sv, snap)
+	testutil.Run(t, "btrfs", "subvolume", "snapshot", sv, snap)
 	write(filepath.Join(snap, "small"), []byte("changed in the snapshot\n"))
 	fa, _ := os.OpenFile(filepath.Join(sv, "random"), os.O_WRONLY, 0)
 	fa.WriteAt(randBytes(4096), 8192)
@@ -194,30 +140,30 @@ func kernelWorkload(t *testing.T, mnt, scratch string) {
 		write(filepath.Join(snap, fmt.Sprintf("snapfile%d", i)), randBytes(5000))
 	}
 	ro := filepath.Join(mnt, "snap-ro")
-	run(t, "btrfs", "subvolume", "snapshot", "-r", sv, ro)
+	testutil.Run(t, "btrfs", "subvolume", "snapshot", "-r", sv, ro)
 	stream := filepath.Join(scratch, "stream")
-	run(t, "btrfs", "send", "-q", "-f", stream, ro)
+	testutil.Run(t, "btrfs", "send", "-q", "-f", stream, ro)
 	recv := filepath.Join(mnt, "recv")
 	os.Mkdir(recv, 0o755)
-	run(t, "btrfs", "receive", "-q", "-f", stream, recv)
+	testutil.Run(t, "btrfs", "receive", "-q", "-f", stream, recv)
 
 	frag := filepath.Join(mnt, "frag")
 	os.Mkdir(frag, 0o755)
 	for i := 0; i < 3000; i++ {
 		write(filepath.Join(frag, fmt.Sprint(i)), randBytes(4096))
 	}
-	run(t, "sync")
+	testutil.Run(t, "sync")
 	for i := 0; i < 3000; i += 2 {
 		os.Remove(filepath.Join(frag, fmt.Sprint(i)))
 	}
 	try(t, "btrfs", "device", "stats", "-z", mnt)
 	gone := filepath.Join(mnt, "gone")
-	run(t, "btrfs", "subvolume", "create", gone)
+	testutil.Run(t, "btrfs", "subvolume", "create", gone)
 	for i := 0; i < 50; i++ {
 		write(filepath.Join(gone, fmt.Sprint(i)), randBytes(3000))
 	}
-	run(t, "sync")
-	run(t, "btrfs", "subvolume", "delete", gone)
+	testutil.Run(t, "sync")
+	testutil.Run(t, "btrfs", "subvolume", "delete", gone)
 }
 
 // manySnapshots snapshots a subvolume with a tree of three levels n times
@@ -229,7 +175,7 @@ func kernelWorkload(t *testing.T, mnt, scratch string) {
 func manySnapshots(t *testing.T, mnt string, n int) {
 	t.Helper()
 	sv := filepath.Join(mnt, "base")
-	run(t, "btrfs", "subvolume", "create", sv)
+	testutil.Run(t, "btrfs", "subvolume", "create", sv)
 	for i := 0; i < 2500; i++ {
 		var data []byte
 		if i%10 == 0 {
@@ -239,16 +185,16 @@ func manySnapshots(t *testing.T, mnt string, n int) {
 			t.Fatal(err)
 		}
 	}
-	run(t, "sync")
+	testutil.Run(t, "sync")
 	for i := 0; i < n; i++ {
 		s := filepath.Join(mnt, fmt.Sprintf("many%02d", i))
-		run(t, "btrfs", "subvolume", "snapshot", sv, s)
+		testutil.Run(t, "btrfs", "subvolume", "snapshot", sv, s)
 		os.WriteFile(filepath.Join(s, fmt.Sprint(i*50)), []byte("changed"), 0o644)
 	}
 	for i := 0; i < 2500; i += 100 {
 		os.WriteFile(filepath.Join(sv, fmt.Sprint(i)), []byte("changed in the original"), 0o644)
 	}
-	run(t, "sync")
+	testutil.Run(t, "sync")
 }
 
 // TestKernelSharedRefsDumpMatchesBtrfsProgs compares an image whose tree
@@ -257,20 +203,14 @@ func TestKernelSharedRefsDumpMatchesBtrfsProgs(t *testing.T) {
 	kernelEnv(t)
 	dir := t.TempDir()
 	img := filepath.Join(dir, "img")
-	f, err := os.Create(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Truncate(1 << 30)
-	f.Close()
-	run(t, "mkfs.btrfs", "-q", "-f", "-n", "4096", img)
-	mnt, umount := mountLoop(t, img, "commit=600")
+	testutil.Mkfs(t, img, 1<<30, "-n", "4096")
+	mnt := testutil.LoopMount(t, img, "commit=600")
 	manySnapshots(t, mnt, 40)
 	// A paused balance keeps its item on disk (when the balance is not
 	// already done by the time the pause arrives).
 	try(t, "btrfs", "balance", "start", "--bg", "--full-balance", mnt)
-	umount()
-	checkImage(t, img)
+	testutil.Unmount(t, mnt)
+	testutil.CheckImage(t, img)
 	decodeAllItems(t, img)
 	seen := map[string]int{}
 	for _, args := range [][]string{{"dump-tree"}, {"dump-tree", "-t", "extent"}} {
@@ -286,21 +226,15 @@ func TestKernelImageDumpMatchesBtrfsProgs(t *testing.T) {
 	kernelEnv(t)
 	dir := t.TempDir()
 	img := filepath.Join(dir, "img")
-	f, err := os.Create(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Truncate(1 << 30)
-	f.Close()
-	run(t, "mkfs.btrfs", "-q", "-f", "-n", "4096", img)
-	mnt, umount := mountLoop(t, img, "compress=zstd,commit=600")
+	testutil.Mkfs(t, img, 1<<30, "-n", "4096")
+	mnt := testutil.LoopMount(t, img, "compress=zstd,commit=600")
 	kernelWorkload(t, mnt, dir)
 
 	// A crash image with a log tree: fsync new and changed files, then copy
 	// the device before any commit.
 	logDir := filepath.Join(mnt, "sv", "logged")
 	os.Mkdir(logDir, 0o755)
-	run(t, "sync")
+	testutil.Run(t, "sync")
 	for i := 0; i < 5; i++ {
 		lf, err := os.Create(filepath.Join(logDir, fmt.Sprint(i)))
 		if err != nil {
@@ -315,10 +249,10 @@ func TestKernelImageDumpMatchesBtrfsProgs(t *testing.T) {
 		d.Close()
 	}
 	logImg := filepath.Join(dir, "img-log")
-	run(t, "cp", "--sparse=always", img, logImg)
-	umount()
+	testutil.Run(t, "cp", "--sparse=always", img, logImg)
+	testutil.Unmount(t, mnt)
 
-	checkImage(t, img)
+	testutil.CheckImage(t, img)
 	decodeAllItems(t, img)
 	seen := map[string]int{}
 	for _, args := range [][]string{
@@ -349,16 +283,9 @@ func TestKernelImageOldFormatsMatchBtrfsProgs(t *testing.T) {
 	kernelEnv(t)
 	dir := t.TempDir()
 	img, img2 := filepath.Join(dir, "img"), filepath.Join(dir, "img2")
-	for _, p := range []string{img, img2} {
-		f, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Truncate(1 << 30)
-		f.Close()
-	}
-	run(t, "mkfs.btrfs", "-q", "-f", "-n", "4096", "-O", "^skinny-metadata,^no-holes", "-R", "^free-space-tree", img)
-	mnt, umount := mountLoop(t, img, "space_cache=v1,compress=lzo,commit=600")
+	testutil.SparseFile(t, img2, 1<<30)
+	testutil.Mkfs(t, img, 1<<30, "-n", "4096", "-O", "^skinny-metadata,^no-holes", "-R", "^free-space-tree")
+	mnt := testutil.LoopMount(t, img, "space_cache=v1,compress=lzo,commit=600")
 	rng := mrand.New(mrand.NewSource(2))
 	text := bytes.Repeat([]byte("some compressible text\n"), 20000)
 	for i := 0; i < 20; i++ {
@@ -376,19 +303,18 @@ func TestKernelImageOldFormatsMatchBtrfsProgs(t *testing.T) {
 	sp, _ := os.Create(filepath.Join(mnt, "holes"))
 	sp.WriteAt([]byte("data after a hole"), 1<<20)
 	sp.Close()
-	run(t, "sync")
+	testutil.Run(t, "sync")
 	// Replace the device: the filesystem moves to img2 and keeps a
 	// DEV_REPLACE item.
-	loop2 := strings.TrimSpace(run(t, "losetup", "-f", "--show", img2))
-	t.Cleanup(func() { exec.Command("losetup", "-d", loop2).Run() })
+	loop2 := testutil.Loop(t, img2)
 	replaced := try(t, "btrfs", "replace", "start", "-B", "-f", "1", loop2, mnt)
 	manySnapshots(t, mnt, 30)
-	umount()
+	testutil.Unmount(t, mnt)
 	target := img
 	if replaced {
 		target = img2
 	}
-	checkImage(t, target)
+	testutil.CheckImage(t, target)
 	decodeAllItems(t, target)
 	seen := map[string]int{}
 	for _, args := range [][]string{{"dump-super", "-f"}, {"dump-tree"}, {"dump-tree", "--dfs"}, {"dump-tree", "-d"}} {

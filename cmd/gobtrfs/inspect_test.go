@@ -17,6 +17,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // The tests below run `btrfs inspect-internal dump-super|dump-tree` and
@@ -27,32 +28,10 @@ import (
 
 func needProgs(t *testing.T) {
 	t.Helper()
-	for _, p := range []string{"mkfs.btrfs", "btrfs"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s not installed (btrfs-progs is the oracle for this test)", p)
-		}
-	}
+	testutil.NeedProgs(t)
 	out, _ := exec.Command("btrfs", "--version").Output()
 	if !strings.Contains(string(out), "v6.2") {
 		t.Logf("note: outputs are modelled on btrfs-progs v6.2; installed: %s", strings.TrimSpace(string(out)))
-	}
-}
-
-func run(t *testing.T, name string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// checkImage runs btrfs check --readonly and fails on any error line.
-func checkImage(t *testing.T, img string) {
-	t.Helper()
-	out, err := exec.Command("btrfs", "check", "--readonly", img).CombinedOutput()
-	if err != nil || strings.Contains(string(out), "ERROR") || !strings.Contains(string(out), "no error found") {
-		t.Fatalf("btrfs check --readonly %s: %v\n%s", img, err, out)
 	}
 }
 
@@ -257,18 +236,11 @@ func makeImage(t *testing.T, spec imageSpec, rng *mrand.Rand) string {
 	src := filepath.Join(dir, "src")
 	populate(t, src, rng)
 	img := filepath.Join(dir, "img")
-	f, err := os.Create(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Truncate(512 << 20)
-	f.Close()
-	args := append([]string{"-q", "-f", "--rootdir", src}, spec.mkfs...)
-	run(t, "mkfs.btrfs", append(args, img)...)
+	testutil.Mkfs(t, img, 512<<20, append([]string{"--rootdir", src}, spec.mkfs...)...)
 	if len(spec.tune) > 0 {
-		run(t, "btrfstune", append(append([]string{"-f"}, spec.tune...), img)...)
+		testutil.Run(t, "btrfstune", append(append([]string{"-f"}, spec.tune...), img)...)
 	}
-	checkImage(t, img)
+	testutil.CheckImage(t, img)
 	return img
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 func mkfsCmd(t *testing.T, args ...string) (string, error) {
@@ -18,18 +18,6 @@ func mkfsCmd(t *testing.T, args ...string) (string, error) {
 	var out bytes.Buffer
 	err := runMkfs(args, &out)
 	return out.String(), err
-}
-
-// checkClean runs btrfs check --readonly when btrfs-progs is installed.
-func checkClean(t *testing.T, img string) {
-	t.Helper()
-	if _, err := exec.LookPath("btrfs"); err != nil {
-		return
-	}
-	out, err := exec.Command("btrfs", "check", "--readonly", img).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "no error found") {
-		t.Fatalf("btrfs check %s: %v\n%s", img, err, out)
-	}
 }
 
 func openFS(t *testing.T, img string) *fsinfo.FSInfo {
@@ -64,7 +52,7 @@ func TestMkfsNewFileDefaults(t *testing.T) {
 	if blocks := st.Sys().(*syscall.Stat_t).Blocks * 512; blocks > 16<<20 {
 		t.Errorf("new image has %d bytes allocated; want it sparse", blocks)
 	}
-	checkClean(t, img)
+	testutil.CheckImage(t, img)
 	if f := openFS(t, img); f.Super.TotalBytes != 1<<30 {
 		t.Errorf("total_bytes %d", f.Super.TotalBytes)
 	}
@@ -87,7 +75,7 @@ func TestMkfsRefusesExistingFilesystem(t *testing.T) {
 	if _, err := mkfsCmd(t, img, "-f", "-q", "-m", "single", "-L", "again", "-U", "01234567-89ab-cdef-0123-456789abcdef"); err != nil {
 		t.Fatal(err)
 	}
-	checkClean(t, img)
+	testutil.CheckImage(t, img)
 	f := openFS(t, img)
 	if f.Super.LabelString() != "again" || f.Super.FSID.String() != "01234567-89ab-cdef-0123-456789abcdef" {
 		t.Errorf("label %q fsid %v", f.Super.LabelString(), f.Super.FSID)
@@ -142,7 +130,7 @@ func TestMkfsGrowsFileAndFeatures(t *testing.T) {
 	if st, _ := os.Stat(img); st.Size() != 300<<20 {
 		t.Fatalf("image is %d bytes, want 300 MiB", st.Size())
 	}
-	checkClean(t, img)
+	testutil.CheckImage(t, img)
 	f := openFS(t, img)
 	if f.BlockGroupTreeID() != 11 || f.Super.NodeSize != 4096 || f.Csum.String() != "xxhash64" {
 		t.Errorf("bgt %d nodesize %d csum %v", f.BlockGroupTreeID(), f.Super.NodeSize, f.Csum)

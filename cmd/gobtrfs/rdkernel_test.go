@@ -17,6 +17,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // TestKernelImage builds an image with the kernel (scripts/mkimages.sh:
@@ -25,12 +26,12 @@ import (
 // read-only mount as the oracle for restore, ls, cat, SEEK_DATA/SEEK_HOLE
 // and the subvolume list.
 func TestKernelImage(t *testing.T) {
-	testimg.NeedKernel(t)
+	testutil.NeedRootLoop(t)
 	img := filepath.Join(t.TempDir(), "kernel.img")
 	t.Log(strings.TrimSpace(testimg.MakeKernelImages(t, img)))
-	dev := testimg.Loop(t, img)
-	top := testimg.Mount(t, dev, "ro,subvolid=5")
-	def := testimg.Mount(t, dev, "ro")
+	dev := testutil.Loop(t, img)
+	top := testutil.Mount(t, dev, "ro,subvolid=5")
+	def := testutil.Mount(t, dev, "ro")
 
 	// the kernel shows a snapshot's link to a nested subvolume it did not
 	// include as an empty inode-2 directory stamped with the current time
@@ -45,7 +46,7 @@ func TestKernelImage(t *testing.T) {
 		if out != "" {
 			t.Logf("restore said:\n%s", out)
 		}
-		diffs := testimg.Compare(top.Dir, dest, testimg.CompareOptions{Atime: true, SkipTimes: placeholder})
+		diffs := testimg.Compare(top, dest, testimg.CompareOptions{Atime: true, SkipTimes: placeholder})
 		if len(diffs) > 0 {
 			t.Fatalf("restore differs from the kernel's view:\n%s", strings.Join(diffs, "\n"))
 		}
@@ -55,7 +56,7 @@ func TestKernelImage(t *testing.T) {
 		for _, c := range []struct {
 			args []string
 			mnt  string
-		}{{nil, def.Dir}, {[]string{"--subvol", "5"}, top.Dir}, {[]string{"--subvol", "sv1/snap-of-zstd"}, filepath.Join(def.Dir, "snap-of-zstd")}} {
+		}{{nil, def}, {[]string{"--subvol", "5"}, top}, {[]string{"--subvol", "sv1/snap-of-zstd"}, filepath.Join(def, "snap-of-zstd")}} {
 			var stdout, stderr bytes.Buffer
 			args := append(append([]string{"-l", "-R", "-i"}, c.args...), img)
 			if err := lsMain(args, &stdout, &stderr); err != nil {
@@ -78,11 +79,11 @@ func TestKernelImage(t *testing.T) {
 
 	t.Run("seek", func(t *testing.T) {
 		n := 0
-		filepath.WalkDir(top.Dir, func(p string, d fs.DirEntry, err error) error {
+		filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {
 				return nil
 			}
-			rel, _ := filepath.Rel(top.Dir, p)
+			rel, _ := filepath.Rel(top, p)
 			want, err := rdKernelSegments(p)
 			if err != nil {
 				t.Fatalf("%s: kernel lseek: %v", rel, err)
@@ -109,7 +110,7 @@ func TestKernelImage(t *testing.T) {
 			if err := catMain([]string{"--subvol", "5", img, rel}, &stdout, &stderr); err != nil {
 				t.Fatalf("cat %s: %v\n%s", rel, err, stderr.String())
 			}
-			want, _ := os.ReadFile(filepath.Join(top.Dir, rel))
+			want, _ := os.ReadFile(filepath.Join(top, rel))
 			if !bytes.Equal(stdout.Bytes(), want) {
 				t.Errorf("cat %s: %d bytes differ from the kernel's %d", rel, stdout.Len(), len(want))
 			}
@@ -127,11 +128,11 @@ func TestKernelImage(t *testing.T) {
 				got = append(got, fmt.Sprintf("%d %d %s ro=%v", s.ID, s.ParentID, s.Path, s.ReadOnly))
 			}
 		}
-		out, err := exec.Command("btrfs", "subvolume", "list", "-p", top.Dir).CombinedOutput()
+		out, err := exec.Command("btrfs", "subvolume", "list", "-p", top).CombinedOutput()
 		if err != nil {
 			t.Fatalf("btrfs subvolume list: %v\n%s", err, out)
 		}
-		ro, _ := exec.Command("btrfs", "subvolume", "list", "-r", top.Dir).CombinedOutput()
+		ro, _ := exec.Command("btrfs", "subvolume", "list", "-r", top).CombinedOutput()
 		re := regexp.MustCompile(`ID (\d+) gen \d+ parent (\d+) top level \d+ path (.*)`)
 		var want []string
 		for _, m := range re.FindAllStringSubmatch(string(out), -1) {
@@ -141,7 +142,7 @@ func TestKernelImage(t *testing.T) {
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("subvolumes:\n%s\nbtrfs subvolume list:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
-		defOut, _ := exec.Command("btrfs", "subvolume", "get-default", top.Dir).CombinedOutput()
+		defOut, _ := exec.Command("btrfs", "subvolume", "get-default", top).CombinedOutput()
 		id, err := fsys.DefaultSubvolume()
 		if err != nil || !strings.HasPrefix(string(defOut), fmt.Sprintf("ID %d ", id)) {
 			t.Fatalf("default subvolume %d %v, btrfs says %s", id, err, defOut)
@@ -252,13 +253,13 @@ func rdOurSegments(f *gobtrfs.File) [][2]int64 {
 // holes as extents with disk_bytenr 0; restore and SEEK_HOLE must treat them
 // as holes, like the kernel does.
 func TestKernelExplicitHoles(t *testing.T) {
-	testimg.NeedKernel(t)
+	testutil.NeedRootLoop(t)
 	img := filepath.Join(t.TempDir(), "holes.img")
-	testimg.NewKernelImage(t, img, 256<<20, "-O", "^no-holes")
-	dev := testimg.Loop(t, img)
-	m := testimg.Mount(t, dev, "")
+	testutil.Mkfs(t, img, 256<<20, "-O", "^no-holes")
+	dev := testutil.Loop(t, img)
+	mnt := testutil.Mount(t, dev, "")
 	w := func(name string, size int64, at ...int64) {
-		f, err := os.Create(filepath.Join(m.Dir, name))
+		f, err := os.Create(filepath.Join(mnt, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,19 +274,19 @@ func TestKernelExplicitHoles(t *testing.T) {
 	w("all-hole", 7<<20)
 	w("tail", 100000, 0)
 	exec.Command("sync").Run()
-	m.Unmount()
-	testimg.Check(t, img)
+	testutil.Unmount(t, mnt)
+	testutil.CheckImage(t, img)
 	if n := testimg.DumpTreeCount(t, img, "fs", "disk byte 0 nr 0"); n == 0 {
 		t.Fatal("no explicit hole extents in the image")
 	} else {
 		t.Logf("%d explicit hole extents", n)
 	}
-	m = testimg.Mount(t, dev, "ro")
+	mnt = testutil.Mount(t, dev, "ro")
 	dest := filepath.Join(t.TempDir(), "out")
 	if out, err := rdRunRestore(t, "-q", img, dest); err != nil {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
-	if d := testimg.Compare(m.Dir, dest, testimg.CompareOptions{Atime: true}); len(d) > 0 {
+	if d := testimg.Compare(mnt, dest, testimg.CompareOptions{Atime: true}); len(d) > 0 {
 		t.Fatalf("restore differs:\n%s", strings.Join(d, "\n"))
 	}
 	fsys, err := gobtrfs.Open(img, nil)
@@ -294,7 +295,7 @@ func TestKernelExplicitHoles(t *testing.T) {
 	}
 	defer fsys.Close()
 	for _, name := range []string{"sparse", "leading-hole", "all-hole", "tail"} {
-		want, _ := rdKernelSegments(filepath.Join(m.Dir, name))
+		want, _ := rdKernelSegments(filepath.Join(mnt, name))
 		restored, _ := rdKernelSegments(filepath.Join(dest, name))
 		f, _ := fsys.OpenFile(name)
 		got := rdOurSegments(f)

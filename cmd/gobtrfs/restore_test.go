@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 var rdSeedFlag = flag.Int64("seed", 0, "random seed (0: time-based)")
@@ -38,7 +39,7 @@ func rdRunRestore(t *testing.T, args ...string) (string, error) {
 // nanoseconds and device numbers in --rootdir; ProbeMkfs detects that with
 // dump-tree and the comparison then checks seconds only and skips rdev.
 func TestRestoreMkfsMatrix(t *testing.T) {
-	testimg.NeedMkfs(t)
+	testutil.NeedProgs(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	for _, n := range testimg.BuildSource(t, src, testimg.SourceOptions{Seed: rdTestSeed(t), ManyFiles: 400}) {
@@ -52,7 +53,7 @@ func TestRestoreMkfsMatrix(t *testing.T) {
 				name := fmt.Sprintf("%s-n%s-m%s", cs, ns, prof)
 				t.Run(name, func(t *testing.T) {
 					img := filepath.Join(t.TempDir(), "img")
-					testimg.Mkfs(t, src, img, 256<<20, "--csum", cs, "-n", ns, "-m", prof)
+					testutil.MkfsRootdir(t, src, img, 256<<20, "--csum", cs, "-n", ns, "-m", prof)
 					dest := filepath.Join(t.TempDir(), "out")
 					out, err := rdRunRestore(t, "-q", img, dest)
 					if err != nil {
@@ -73,13 +74,13 @@ func TestRestoreMkfsMatrix(t *testing.T) {
 // fails, names the file, inode, offset and logical address, keeps the
 // readable parts, and restores everything else exactly.
 func TestRestoreCorrupt(t *testing.T) {
-	testimg.NeedMkfs(t)
+	testutil.NeedProgs(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	testimg.BuildSource(t, src, testimg.SourceOptions{Seed: rdTestSeed(t), ManyFiles: 10})
 	q := testimg.ProbeMkfs(t)
 	img := filepath.Join(dir, "img")
-	testimg.Mkfs(t, src, img, 256<<20, "-m", "single")
+	testutil.MkfsRootdir(t, src, img, 256<<20, "-m", "single")
 	// find the 1 MiB file's bytes in the image by content and damage them
 	want, _ := os.ReadFile(filepath.Join(src, "files/size-1048576"))
 	raw, _ := os.ReadFile(img)

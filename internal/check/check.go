@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
@@ -84,6 +85,7 @@ type checker struct {
 	logged      map[ondisk.LogicalAddr]bool      // blocks of log trees (not in the extent tree)
 	rootOf      map[ondisk.ObjectID]*rootInfo    // by tree id (first ROOT_ITEM)
 	orphanRoots map[ondisk.ObjectID]bool         // ORPHAN_ITEMs of the root tree: subvolumes being deleted
+	curTree     ondisk.ObjectID                  // the tree being walked, for the reader's notices
 }
 
 func newChecker(fi *fsinfo.FSInfo, o Options) *checker {
@@ -98,7 +100,24 @@ func newChecker(fi *fsinfo.FSInfo, o Options) *checker {
 		orphanRoots: map[ondisk.ObjectID]bool{},
 	}
 	c.subvol.init()
+	// A bad copy of a mirrored block is damage even though the other copy
+	// serves the read: the reader's fallback notice becomes a problem.
+	fi.R.Warn = c.copyProblem
 	return c
+}
+
+// copyProblem turns the reader's "read node N (tree T): copy 1 bad ...;
+// using copy 2" notice into a problem of the tree being walked.
+func (c *checker) copyProblem(msg string) {
+	p := Problem{Class: ClassTree, Tree: c.curTree, Msg: msg}
+	var addr uint64
+	if _, err := fmt.Sscanf(msg, "read node %d", &addr); err == nil {
+		p.Block = ondisk.LogicalAddr(addr)
+		if i := strings.Index(msg, ": "); i >= 0 {
+			p.Msg = msg[i+2:]
+		}
+	}
+	c.rep.add(p)
 }
 
 // run is the whole check, in the order the passes depend on each other.
@@ -126,7 +145,11 @@ func (c *checker) run() {
 	c.checkCsumsAgainstExtents()
 	c.checkSubvolRefs()
 	c.checkBackupRoots()
-	for _, w := range c.fi.Warnings() {
+	for _, w := range c.fi.Warnings() { // from opening, before the checker took over
+		if strings.HasPrefix(w, "read node ") {
+			c.copyProblem(w)
+			continue
+		}
 		c.rep.warn("%s", w)
 	}
 }

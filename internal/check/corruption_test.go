@@ -50,6 +50,19 @@ func corruptions() []corruption {
 			e.editBlock(f.leaf, false, func(b []byte) { b[len(b)/2] ^= 0x5a })
 			return target{tree: fs, block: f.leaf}
 		}},
+		{name: "tree/dup-copy", class: ClassTree, apply: func(e *editor) target {
+			f := e.find(fs, isInode(sIFREG, nil))
+			b := e.readBlock(f.leaf)
+			b[len(b)/2] ^= 0x5a
+			copies, _, err := e.fi.Chunks.Map(f.leaf, uint64(len(b)))
+			if err != nil || len(copies) < 2 {
+				e.t.Fatalf("metadata is not DUP: %v", err)
+			}
+			if _, err := e.dev.WriteAt(b, int64(copies[0].Physical)); err != nil {
+				e.t.Fatal(err)
+			}
+			return target{tree: fs, block: f.leaf}
+		}},
 		{name: "tree/transid", class: ClassTree, apply: func(e *editor) target {
 			f := e.find(fs, isInode(sIFREG, nil))
 			e.editBlock(f.leaf, true, func(b []byte) { le64.PutUint64(b[0x50:], le64.Uint64(b[0x50:])+1) })

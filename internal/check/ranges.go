@@ -5,8 +5,6 @@ import "sort"
 // rng is the byte range [start, end).
 type rng struct{ start, end uint64 }
 
-func (r rng) len() uint64 { return r.end - r.start }
-
 // rangeList is a sorted list of disjoint ranges.
 type rangeList []rng
 

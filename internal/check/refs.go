@@ -16,6 +16,14 @@ type refSrc struct {
 	data  bool
 }
 
+// keyRef is the key for problems found at the source, nil for the superblock.
+func (s refSrc) keyRef() *ondisk.Key {
+	if s.tree == 0 {
+		return nil
+	}
+	return keyp(s.key)
+}
+
 func (s refSrc) String() string {
 	if s.tree == 0 {
 		return "the superblock"
@@ -83,7 +91,7 @@ func (c *checker) applyRef(p *pendingRef) {
 			e := &c.ext.recs[j]
 			msg += fmt.Sprintf(" (it lies inside extent [%d, %d) of %v)", e.start, e.end(), e.key)
 		}
-		c.problem(ClassExtent, p.src.tree, p.src.block, keyp(p.src.key), "%s", msg)
+		c.problem(ClassExtent, p.src.tree, p.src.block, p.src.keyRef(), "%s", msg)
 		return
 	}
 	e := &c.ext.recs[i]
@@ -91,15 +99,15 @@ func (c *checker) applyRef(p *pendingRef) {
 		return
 	}
 	if data && e.metadata {
-		c.problem(ClassExtent, p.src.tree, p.src.block, keyp(p.src.key), "file extent points to %d, which is a tree block extent %v", p.bytenr, e.key)
+		c.problem(ClassExtent, p.src.tree, p.src.block, p.src.keyRef(), "file extent points to %d, which is a tree block extent %v", p.bytenr, e.key)
 		return
 	}
 	if !data && !e.metadata {
-		c.problem(ClassExtent, p.src.tree, p.src.block, keyp(p.src.key), "tree block pointer to %d, which is a data extent %v", p.bytenr, e.key)
+		c.problem(ClassExtent, p.src.tree, p.src.block, p.src.keyRef(), "tree block pointer to %d, which is a data extent %v", p.bytenr, e.key)
 		return
 	}
 	if data && p.numBytes != e.length {
-		c.problem(ClassExtent, p.src.tree, p.src.block, keyp(p.src.key), "file extent disk_num_bytes %d, extent item %v has length %d",
+		c.problem(ClassExtent, p.src.tree, p.src.block, p.src.keyRef(), "file extent disk_num_bytes %d, extent item %v has length %d",
 			p.numBytes, e.key, e.length)
 	}
 	e.found++

@@ -103,6 +103,7 @@ func blockErr(err error) error {
 // run walks the tree from its root.
 func (w *walker) run() {
 	c, ri := w.c, w.ri
+	c.curTree = ri.id
 	if ri.bytenr == 0 {
 		c.problem(ClassTree, ri.id, 0, ri.keyRef(), "tree has no root block")
 		return

@@ -6,53 +6,29 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // The kernel-oracle test lets the Linux kernel write compressed extents
 // (mount -o compress-force=ALG on a loop device), then decodes the on-disk
 // bytes with Decompress and compares them with the files' contents. Extents
 // are located with btrfs-progs' dump-tree output, not with this project's
-// reader, so the test depends on nothing but this package.
+// reader, so the test depends on nothing but this package (and the command
+// helpers of internal/testutil).
 
 func requireKernelOracle(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("kernel oracle: skipped in -short mode")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("kernel oracle: needs root (mkfs.btrfs, losetup and mount of a loop device)")
-	}
-	for _, tool := range []string{"mkfs.btrfs", "btrfs", "losetup", "mount", "umount"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("kernel oracle: %s not found in PATH (install btrfs-progs and util-linux)", tool)
-		}
-	}
-	if _, err := os.Stat("/dev/loop-control"); err != nil {
-		t.Skip("kernel oracle: /dev/loop-control missing: no loop device support")
-	}
-	if fs, err := os.ReadFile("/proc/filesystems"); err == nil && !bytes.Contains(fs, []byte("\tbtrfs\n")) {
-		// The module may still autoload on mount; only a missing
-		// module makes the mount fail, which is reported below.
-		t.Log("kernel oracle: btrfs not yet in /proc/filesystems, relying on module autoload")
-	}
-}
-
-func runCmd(t *testing.T, name string, args ...string) string {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.String()
+	testutil.NeedRootLoop(t)
 }
 
 type oracleFile struct {
@@ -69,53 +45,9 @@ func TestKernelOracle(t *testing.T) {
 }
 
 func kernelOracle(t *testing.T, alg Alg) {
-	dir := t.TempDir()
-	img := filepath.Join(dir, "img")
-	mnt := filepath.Join(dir, "mnt")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(256 << 20); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	runCmd(t, "mkfs.btrfs", "-q", "-f", img)
-
-	loopDev := strings.TrimSpace(runCmd(t, "losetup", "--find", "--show", img))
-	detached := false
-	detach := func() {
-		if !detached {
-			if out, err := exec.Command("losetup", "-d", loopDev).CombinedOutput(); err != nil {
-				t.Errorf("losetup -d %s: %v: %s", loopDev, err, out)
-			}
-			detached = true
-		}
-	}
-	t.Cleanup(detach)
-
-	var stderr bytes.Buffer
-	mount := exec.Command("mount", "-t", "btrfs", "-o", "compress-force="+alg.String(), loopDev, mnt)
-	mount.Stderr = &stderr
-	if err := mount.Run(); err != nil {
-		if strings.Contains(stderr.String(), "unknown filesystem type") {
-			t.Skipf("kernel oracle: kernel has no btrfs: %s", stderr.String())
-		}
-		t.Fatalf("mount: %v: %s", err, stderr.String())
-	}
-	mounted := true
-	unmount := func() {
-		if mounted {
-			if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-				t.Errorf("umount %s: %v: %s", mnt, err, out)
-			}
-			mounted = false
-		}
-	}
-	t.Cleanup(unmount) // runs before detach (cleanups are LIFO)
+	img := filepath.Join(t.TempDir(), "img")
+	testutil.Mkfs(t, img, 256<<20)
+	mnt := testutil.LoopMount(t, img, "compress-force="+alg.String())
 
 	files := []*oracleFile{
 		{name: "text", data: testText(300*1024, 1)},
@@ -137,14 +69,13 @@ func kernelOracle(t *testing.T, alg Alg) {
 		}
 		fl.ino = fi.Sys().(*syscall.Stat_t).Ino
 	}
-	runCmd(t, "sync")
-	unmount()
-	detach()
+	testutil.Run(t, "sync")
+	testutil.Unmount(t, mnt)
 
-	super := runCmd(t, "btrfs", "inspect-internal", "dump-super", img)
+	super := testutil.Run(t, "btrfs", "inspect-internal", "dump-super", img)
 	sectorSize := dumpField(t, super, `(?m)^sectorsize\s+(\d+)`)
-	chunks := parseChunks(t, runCmd(t, "btrfs", "inspect-internal", "dump-tree", "-t", "chunk", img))
-	extents := parseFileExtents(t, runCmd(t, "btrfs", "inspect-internal", "dump-tree", "-t", "5", img))
+	chunks := parseChunks(t, testutil.Run(t, "btrfs", "inspect-internal", "dump-tree", "-t", "chunk", img))
+	extents := parseFileExtents(t, testutil.Run(t, "btrfs", "inspect-internal", "dump-tree", "-t", "5", img))
 
 	raw, err := os.Open(img)
 	if err != nil {

@@ -9,20 +9,21 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // TestLookupVerify reads every data extent of an image with each checksum
 // type, looks its sums up (whole, and in unaligned-to-item pieces) and
 // verifies the data; a flipped byte must be caught in the right sector.
 func TestLookupVerify(t *testing.T) {
-	testimg.NeedMkfs(t)
+	testutil.NeedProgs(t)
 	for _, cs := range []string{"crc32c", "xxhash", "sha256", "blake2"} {
 		t.Run(cs, func(t *testing.T) {
 			dir := t.TempDir()
 			src := filepath.Join(dir, "src")
 			testimg.BuildSource(t, src, testimg.SourceOptions{Seed: 5})
 			img := filepath.Join(dir, "img")
-			testimg.Mkfs(t, src, img, 256<<20, "--csum", cs, "-m", "single")
+			testutil.MkfsRootdir(t, src, img, 256<<20, "--csum", cs, "-m", "single")
 			dev, _ := blockdev.OpenFile(img, true)
 			defer dev.Close()
 			info, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true})

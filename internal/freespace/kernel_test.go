@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // TestKernelOracle lets Linux fragment a filesystem and checks our reading of
@@ -131,58 +131,25 @@ type kernelFS struct {
 	t        *testing.T
 	img, mnt string
 	loop     string
-	mounted  bool
 }
 
 // newKernelFS makes a fresh image on a loop device, or skips the test.
 func newKernelFS(t *testing.T) *kernelFS {
-	if os.Geteuid() != 0 {
-		t.Skip("kernel oracle: needs root (loop devices, mount)")
-	}
-	for _, tool := range []string{"mkfs.btrfs", "btrfs", "losetup", "mount", "umount"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("kernel oracle: %s not installed", tool)
-		}
-	}
-	dir := t.TempDir()
-	k := &kernelFS{t: t, img: filepath.Join(dir, "img"), mnt: filepath.Join(dir, "mnt")}
-	if err := os.WriteFile(k.img, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(k.img, 2<<30); err != nil {
-		t.Fatal(err)
-	}
-	os.Mkdir(k.mnt, 0o755)
-	run(t, "mkfs.btrfs", "-q", "-f", k.img)
-	out, err := exec.Command("losetup", "--find", "--show", k.img).CombinedOutput()
-	if err != nil {
-		t.Skipf("kernel oracle: no loop device: %v: %s", err, out)
-	}
-	k.loop = strings.TrimSpace(string(out))
-	t.Cleanup(func() {
-		if k.mounted {
-			exec.Command("umount", k.mnt).Run()
-		}
-		exec.Command("losetup", "-d", k.loop).Run()
-	})
-	if out, err := exec.Command("mount", "-t", "btrfs", k.loop, k.mnt).CombinedOutput(); err != nil {
-		t.Skipf("kernel oracle: cannot mount btrfs: %v: %s", err, out)
-	}
-	k.mounted = true
+	testutil.NeedRootLoop(t)
+	k := &kernelFS{t: t, img: filepath.Join(t.TempDir(), "img")}
+	testutil.Mkfs(t, k.img, 2<<30)
+	k.loop = testutil.Loop(t, k.img)
+	k.mount()
 	k.unmount()
 	return k
 }
 
-func (k *kernelFS) mount() {
-	run(k.t, "mount", "-t", "btrfs", k.loop, k.mnt)
-	k.mounted = true
-}
+func (k *kernelFS) mount() { k.mnt = testutil.Mount(k.t, k.loop, "") }
 
 // unmount unmounts and checks the image with btrfs check.
 func (k *kernelFS) unmount() {
-	run(k.t, "umount", k.mnt)
-	k.mounted = false
-	checkImage(k.t, k.img)
+	testutil.Unmount(k.t, k.mnt)
+	testutil.CheckImage(k.t, k.img)
 }
 
 // write creates small files of 4, 8 and 12 KiB and syncs.
@@ -209,28 +176,10 @@ func (k *kernelFS) remove(files int, del func(int) bool) {
 	syscall.Sync()
 }
 
-// checkImage runs btrfs check --readonly and reads its output for errors.
-func checkImage(t *testing.T, img string) {
-	out, err := exec.Command("btrfs", "check", "--readonly", img).CombinedOutput()
-	text := string(out)
-	if err != nil || !strings.Contains(text, "no error found") || strings.Contains(text, "ERROR") {
-		t.Fatalf("btrfs check --readonly: %v\n%s", err, text)
-	}
-}
-
-func run(t *testing.T, name string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // dumpSuper parses the numeric fields of dump-super.
 func dumpSuper(t *testing.T, img string) map[string]uint64 {
 	fields := map[string]uint64{}
-	for _, line := range strings.Split(run(t, "btrfs", "inspect-internal", "dump-super", img), "\n") {
+	for _, line := range strings.Split(testutil.Run(t, "btrfs", "inspect-internal", "dump-super", img), "\n") {
 		f := strings.Fields(line)
 		if len(f) == 2 {
 			if v, err := strconv.ParseUint(f[1], 0, 64); err == nil {
@@ -257,7 +206,7 @@ var typeByName = func() map[string]ondisk.ItemType {
 // dumpKeys returns the leaf item keys dump-tree prints for a tree.
 func dumpKeys(t *testing.T, img, tree string) []ondisk.Key {
 	var keys []ondisk.Key
-	sc := bufio.NewScanner(strings.NewReader(run(t, "btrfs", "inspect-internal", "dump-tree", "-t", tree, img)))
+	sc := bufio.NewScanner(strings.NewReader(testutil.Run(t, "btrfs", "inspect-internal", "dump-tree", "-t", tree, img)))
 	for sc.Scan() {
 		m := itemKeyRE.FindStringSubmatch(sc.Text())
 		if m == nil {

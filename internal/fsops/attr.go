@@ -57,7 +57,7 @@ func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
 			o.touch(x, true)
 		}
 		if a.Valid&SetMode != 0 {
-			x.Mode = x.Mode&sIFMT | a.Mode&0o7777
+			x.Mode = x.Mode&item.SIFMT | a.Mode&0o7777
 		}
 		if a.Valid&SetUID != 0 {
 			x.UID = a.UID

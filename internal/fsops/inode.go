@@ -8,46 +8,12 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
-// File type bits of a mode.
-const (
-	sIFMT   = 0o170000
-	sIFSOCK = 0o140000
-	sIFLNK  = 0o120000
-	sIFREG  = 0o100000
-	sIFBLK  = 0o060000
-	sIFDIR  = 0o040000
-	sIFCHR  = 0o020000
-	sIFIFO  = 0o010000
-)
-
 // linkMax is BTRFS_LINK_MAX.
 const linkMax = 65535
 
-func isDir(mode uint32) bool { return mode&sIFMT == sIFDIR }
-func isReg(mode uint32) bool { return mode&sIFMT == sIFREG }
-func isLnk(mode uint32) bool { return mode&sIFMT == sIFLNK }
-
-// fileType maps a mode to the BTRFS_FT_* of its directory entries.
-// mirrors btrfs_inode_type
-func fileType(mode uint32) uint8 {
-	switch mode & sIFMT {
-	case sIFREG:
-		return item.FTRegFile
-	case sIFDIR:
-		return item.FTDir
-	case sIFCHR:
-		return item.FTChrdev
-	case sIFBLK:
-		return item.FTBlkdev
-	case sIFIFO:
-		return item.FTFifo
-	case sIFSOCK:
-		return item.FTSock
-	case sIFLNK:
-		return item.FTSymlink
-	}
-	return item.FTUnknown
-}
+func isDir(mode uint32) bool { return mode&item.SIFMT == item.SIFDIR }
+func isReg(mode uint32) bool { return mode&item.SIFMT == item.SIFREG }
+func isLnk(mode uint32) bool { return mode&item.SIFMT == item.SIFLNK }
 
 func inodeKey(ino ondisk.ObjectID) ondisk.Key {
 	return ondisk.Key{ObjectID: ino, Type: ondisk.InodeItemKey}

@@ -5,70 +5,15 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
-
-// needKernel skips unless the test can loop-mount btrfs images.
-func needKernel(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("kernel mount tests need root")
-	}
-	if _, err := exec.LookPath("losetup"); err != nil {
-		t.Skip("losetup not installed")
-	}
-	fss, _ := os.ReadFile("/proc/filesystems")
-	if !bytes.Contains(fss, []byte("btrfs")) {
-		exec.Command("modprobe", "btrfs").Run()
-		if fss, _ = os.ReadFile("/proc/filesystems"); !bytes.Contains(fss, []byte("btrfs")) {
-			t.Skip("the kernel has no btrfs")
-		}
-	}
-}
-
-// mountImage loop-mounts img and returns the mount point; unmount runs at
-// cleanup unless the test did it (umountImage).
-func mountImage(t testing.TB, img string, opts string) string {
-	t.Helper()
-	mnt := filepath.Join(t.TempDir(), "mnt")
-	must(t, os.Mkdir(mnt, 0o755))
-	args := []string{"-t", "btrfs", "-o", "loop," + opts, img, mnt}
-	if out, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
-		dmesg, _ := exec.Command("dmesg").Output()
-		lines := strings.Split(string(dmesg), "\n")
-		t.Fatalf("mount %v: %v\n%s\ndmesg tail:\n%s", args, err, out, strings.Join(lines[max(0, len(lines)-30):], "\n"))
-	}
-	t.Cleanup(func() { umountImage(t, img, mnt) })
-	return mnt
-}
-
-// umountImage unmounts mnt (if mounted) and detaches any loop device left on img.
-func umountImage(t testing.TB, img, mnt string) {
-	t.Helper()
-	if isMounted(mnt) {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v\n%s", mnt, err, out)
-			exec.Command("umount", "-l", mnt).Run()
-		}
-	}
-	out, _ := exec.Command("losetup", "-j", img).Output()
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if dev, _, ok := strings.Cut(l, ":"); ok && dev != "" {
-			exec.Command("losetup", "-d", dev).Run()
-		}
-	}
-}
-
-func isMounted(mnt string) bool {
-	data, _ := os.ReadFile("/proc/self/mountinfo")
-	return bytes.Contains(data, []byte(" "+mnt+" "))
-}
 
 // describeHost describes a mounted tree the way model.describe does.
 func describeHost(t testing.TB, root string) map[string]string {
@@ -132,8 +77,7 @@ func describeHost(t testing.TB, root string) map[string]string {
 // owners, links, xattrs, explicit times, hard link identity), lets the
 // kernel change it, and checks the result with btrfs check and with fsops.
 func TestKernelReadsAndExtends(t *testing.T) {
-	needMkfs(t)
-	needKernel(t)
+	testutil.NeedRootLoop(t)
 	seed := *seedFlag
 	if seed == 0 {
 		seed = time.Now().UnixNano()
@@ -146,7 +90,7 @@ func TestKernelReadsAndExtends(t *testing.T) {
 				nops = 300
 			}
 			g := runRandom(t, seed+int64(i), io, Options{}, nops)
-			mnt := mountImage(t, g.img, "noatime")
+			mnt := testutil.LoopMount(t, g.img, "noatime")
 			g.compare("kernel mount", "kernel", describeHost(t, mnt))
 			g.checkKernelDetails(mnt)
 
@@ -154,16 +98,14 @@ func TestKernelReadsAndExtends(t *testing.T) {
 			must(t, os.WriteFile(filepath.Join(mnt, "kernel-file"), bytes.Repeat([]byte("k"), 100000), 0o640))
 			must(t, os.MkdirAll(filepath.Join(mnt, "kernel-dir/sub"), 0o755))
 			must(t, os.Symlink("kernel-file", filepath.Join(mnt, "kernel-dir/link")))
-			if out, err := exec.Command("btrfs", "subvolume", "snapshot", mnt, filepath.Join(mnt, "kernel-snap")).CombinedOutput(); err != nil {
-				t.Fatalf("snapshot: %v\n%s", err, out)
-			}
+			testutil.Run(t, "btrfs", "subvolume", "snapshot", mnt, filepath.Join(mnt, "kernel-snap"))
 			for name, n := range g.m.root.kids {
 				if !n.isDir() && name != "kernel-file" {
 					must(t, os.Remove(filepath.Join(mnt, name)))
 					break
 				}
 			}
-			umountImage(t, g.img, mnt)
+			testutil.Unmount(t, mnt)
 			btrfsCheck(t, g.img)
 
 			// and fsops reads and changes the kernel's work
@@ -184,7 +126,7 @@ func TestKernelReadsAndExtends(t *testing.T) {
 			must(t, f.DeleteSubvolume(TopLevel, "kernel-snap"))
 			must(t, f.Close())
 			btrfsCheck(t, g.img)
-			mnt = mountImage(t, g.img, "noatime")
+			mnt = testutil.LoopMount(t, g.img, "noatime")
 			got, err := os.ReadFile(filepath.Join(mnt, "kernel-file"))
 			must(t, err)
 			if string(got[50000:50005]) != "fsops" {

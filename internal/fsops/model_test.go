@@ -39,7 +39,7 @@ type mnode struct {
 }
 
 func (n *mnode) isDir() bool { return n.kids != nil }
-func (n *mnode) isReg() bool { return n.mode&sIFMT == sIFREG }
+func (n *mnode) isReg() bool { return n.mode&item.SIFMT == item.SIFREG }
 
 // model is the expected content of the whole filesystem.
 type model struct {
@@ -109,7 +109,7 @@ func (m *model) describe() map[string]string {
 		switch {
 		case n.isReg():
 			body = fmt.Sprintf("size %d sha %x", len(n.data), sha256.Sum256(n.data))
-		case n.mode&sIFMT == sIFLNK:
+		case n.mode&item.SIFMT == item.SIFLNK:
 			body = "-> " + n.target
 		case n.rdev != 0:
 			body = fmt.Sprintf("rdev %d", n.rdev)
@@ -318,19 +318,19 @@ func (g *rig) do(op string) {
 		var err error
 		switch op {
 		case "create":
-			n.mode = sIFREG | uint32(r.Intn(0o1000))
+			n.mode = item.SIFREG | uint32(r.Intn(0o1000))
 			id, err = f.Create(d.node.id, name, n.mode, uid, gid, 0)
 		case "mkdir":
-			n.mode = sIFDIR | uint32(r.Intn(0o1000))
+			n.mode = item.SIFDIR | uint32(r.Intn(0o1000))
 			n.kids = map[string]*mnode{}
 			id, err = f.Mkdir(d.node.id, name, n.mode, uid, gid)
 		case "symlink":
-			n.mode = sIFLNK | 0o777
+			n.mode = item.SIFLNK | 0o777
 			n.target = strings.Repeat("t/", r.Intn(60)) + fmt.Sprint(r.Intn(100))
 			id, err = f.Symlink(d.node.id, name, n.target, uid, gid)
 		case "mknod":
-			n.mode = []uint32{sIFIFO, sIFCHR, sIFBLK, sIFSOCK}[r.Intn(4)] | 0o640
-			if n.mode&sIFMT == sIFCHR || n.mode&sIFMT == sIFBLK {
+			n.mode = []uint32{item.SIFIFO, item.SIFCHR, item.SIFBLK, item.SIFSOCK}[r.Intn(4)] | 0o640
+			if n.mode&item.SIFMT == item.SIFCHR || n.mode&item.SIFMT == item.SIFBLK {
 				n.rdev = uint64(r.Intn(300))<<20 | uint64(r.Intn(1<<20))
 			}
 			id, err = f.Create(d.node.id, name, n.mode, uid, gid, n.rdev)
@@ -510,13 +510,13 @@ func (g *rig) do(op string) {
 			Mode: uint32(r.Intn(0o10000)), UID: uid, GID: gid,
 			Atime: time.Unix(r.Int63n(2e9), r.Int63n(1e9)), Mtime: time.Unix(r.Int63n(2e9), r.Int63n(1e9)),
 			Ctime: time.Unix(r.Int63n(2e9), r.Int63n(1e9))}
-		if n.mode&sIFMT == sIFLNK {
+		if n.mode&item.SIFMT == item.SIFLNK {
 			a.Mode = 0o777
 		}
 		g.logf("setattr %s", p.path)
 		_, err := f.Setattr(n.id, a)
 		g.expect("setattr "+p.path, err, 0)
-		n.mode = n.mode&sIFMT | a.Mode
+		n.mode = n.mode&item.SIFMT | a.Mode
 		n.uid, n.gid = uid, gid
 		n.times = &[3]time.Time{a.Atime, a.Mtime, a.Ctime}
 	case "snapshot":
@@ -557,7 +557,7 @@ func (g *rig) do(op string) {
 		g.logf("subvolume create %s/%s", d.path, name)
 		id, err := f.CreateSubvolume(d.node.id, name, 0o755, uid, gid)
 		if g.expect("create subvolume", err, want) {
-			d.node.kids[name] = &mnode{mode: sIFDIR | 0o755, uid: uid, gid: gid, xattrs: map[string]string{},
+			d.node.kids[name] = &mnode{mode: item.SIFDIR | 0o755, uid: uid, gid: gid, xattrs: map[string]string{},
 				kids: map[string]*mnode{}, subvol: id, id: ID{id, RootDirIno}}
 			g.touch(d.node)
 		}

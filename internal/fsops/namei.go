@@ -59,15 +59,15 @@ func (f *FS) ReadDir(dir ID) ([]Entry, error) {
 // of mode; none means a regular file) called name in dir.
 // mirrors btrfs_create / btrfs_mknod
 func (f *FS) Create(dir ID, name string, mode, uid, gid uint32, rdev uint64) (ID, error) {
-	if mode&sIFMT == 0 {
-		mode |= sIFREG
+	if mode&item.SIFMT == 0 {
+		mode |= item.SIFREG
 	}
-	switch mode & sIFMT {
-	case sIFREG, sIFIFO, sIFSOCK, sIFCHR, sIFBLK:
+	switch mode & item.SIFMT {
+	case item.SIFREG, item.SIFIFO, item.SIFSOCK, item.SIFCHR, item.SIFBLK:
 	default:
 		return ID{}, errf(syscall.EINVAL, "create %q: mode %o", name, mode)
 	}
-	if mode&sIFMT == sIFREG || mode&sIFMT == sIFIFO || mode&sIFMT == sIFSOCK {
+	if mode&item.SIFMT == item.SIFREG || mode&item.SIFMT == item.SIFIFO || mode&item.SIFMT == item.SIFSOCK {
 		rdev = 0
 	}
 	var id ID
@@ -81,7 +81,7 @@ func (f *FS) Create(dir ID, name string, mode, uid, gid uint32, rdev uint64) (ID
 
 // Mkdir makes a directory. mirrors btrfs_mkdir
 func (f *FS) Mkdir(dir ID, name string, mode, uid, gid uint32) (ID, error) {
-	mode = mode&0o7777 | sIFDIR
+	mode = mode&0o7777 | item.SIFDIR
 	var id ID
 	err := f.run(func(o *op) error {
 		var err error
@@ -104,7 +104,7 @@ func (f *FS) Symlink(dir ID, name, target string, uid, gid uint32) (ID, error) {
 	err := f.run(func(o *op) error {
 		var x *item.InodeItem
 		var err error
-		id, x, err = o.create(dir, name, sIFLNK|0o777, uid, gid, 0)
+		id, x, err = o.create(dir, name, item.SIFLNK|0o777, uid, gid, 0)
 		if err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func (o *op) create(dir ID, name string, mode, uid, gid uint32, rdev uint64) (ID
 	if err != nil {
 		return ID{}, nil, err
 	}
-	e := &Entry{Name: name, Type: fileType(mode), Location: inodeKey(ino)}
+	e := &Entry{Name: name, Type: item.FTFromMode(mode), Location: inodeKey(ino)}
 	if err := o.addLink(dir, dx, e); err != nil {
 		return ID{}, nil, err
 	}
@@ -188,7 +188,7 @@ func (f *FS) Link(target, dir ID, name string) error {
 		} else if !isNotExist(err) {
 			return err
 		}
-		e := &Entry{Name: name, Type: fileType(x.Mode), Location: inodeKey(target.Ino)}
+		e := &Entry{Name: name, Type: item.FTFromMode(x.Mode), Location: inodeKey(target.Ino)}
 		if err := o.addLink(dir, dx, e); err != nil {
 			return err
 		}

@@ -158,24 +158,24 @@ func listTree(t *testing.T, f *FS, dir ID, prefix string) map[string]string {
 		id := e.Target(dir.Root)
 		x, err := f.Stat(id)
 		must(t, err)
-		if fileType(x.Mode) != e.Type {
+		if item.FTFromMode(x.Mode) != e.Type {
 			t.Fatalf("%s: entry type %d, inode mode %o", p, e.Type, x.Mode)
 		}
 		var s string
-		switch x.Mode & sIFMT {
-		case sIFDIR:
+		switch x.Mode & item.SIFMT {
+		case item.SIFDIR:
 			s = "dir"
-		case sIFREG:
+		case item.SIFREG:
 			s = "file"
-		case sIFLNK:
+		case item.SIFLNK:
 			s = "link"
-		case sIFCHR:
+		case item.SIFCHR:
 			s = "chr"
-		case sIFBLK:
+		case item.SIFBLK:
 			s = "blk"
-		case sIFIFO:
+		case item.SIFIFO:
 			s = "fifo"
-		case sIFSOCK:
+		case item.SIFSOCK:
 			s = "sock"
 		}
 		s += fmt.Sprintf(" %o n%d", x.Mode&0o7777, x.NLink)

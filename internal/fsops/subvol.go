@@ -163,7 +163,7 @@ func (f *FS) CreateSubvolume(dir ID, name string, mode, uid, gid uint32) (ondisk
 		}
 		o.trees[id] = t
 		rootDir := ID{id, RootDirIno}
-		if _, err := o.newInode(rootDir, sIFDIR|mode&0o7777, uid, gid, 0, 0); err != nil {
+		if _, err := o.newInode(rootDir, item.SIFDIR|mode&0o7777, uid, gid, 0, 0); err != nil {
 			return err
 		}
 		ref := item.InodeRefs{{Index: 0, Name: []byte("..")}}

@@ -6,20 +6,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
-)
-
-// Directory entry file types (btrfs_dir_item.type, BTRFS_FT_*).
-const (
-	FTUnknown = 0
-	FTRegFile = 1
-	FTDir     = 2
-	FTChrdev  = 3
-	FTBlkdev  = 4
-	FTFifo    = 5
-	FTSock    = 6
-	FTSymlink = 7
-	FTXattr   = 8
-	ftMask    = 0x7f // high bit is FT_ENCRYPTED
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
 // DirEntry is one name in a directory. Location is an INODE_ITEM key for an
@@ -34,8 +21,15 @@ type DirEntry struct {
 // IsSubvol reports whether the entry points to another subvolume's root.
 func (d *DirEntry) IsSubvol() bool { return d.Location.Type == ondisk.RootItemKey }
 
-func entryOf(di dirItem, index uint64) DirEntry {
-	return DirEntry{Name: string(di.Name), Location: di.Location, Type: di.Type & ftMask, Index: index}
+func entryOf(di item.DirItem, index uint64) DirEntry {
+	return DirEntry{Name: string(di.Name), Location: di.Location, Type: item.FTType(di.Type), Index: index}
+}
+
+// dirItems decodes a DIR_ITEM, DIR_INDEX or XATTR_ITEM item; on damage it
+// returns the entries before it and an error that is diskio.ErrCorrupt.
+func dirItems(data []byte) (item.DirItems, error) {
+	ds, err := item.DecodeDirItems(data)
+	return ds, corrupt(err)
 }
 
 // ReadDir calls fn for each entry of directory ino in index order (the order
@@ -46,7 +40,7 @@ func ReadDir(t *ctree.Tree, ino ondisk.ObjectID, from uint64, fn func(DirEntry) 
 	hi := ondisk.Key{ObjectID: ino, Type: ondisk.DirIndexKey, Offset: ^uint64(0)}
 	var derr error
 	err := t.Range(lo, hi, func(k ondisk.Key, data []byte) bool {
-		items, err := decodeDirItems(data)
+		items, err := dirItems(data)
 		if err != nil {
 			derr = fmt.Errorf("read dir %d (tree %s): item %v: %w", ino, ondisk.TreeName(t.ID), k, err)
 			return false
@@ -76,7 +70,7 @@ func Lookup(t *ctree.Tree, dir ondisk.ObjectID, name string) (DirEntry, error) {
 	if !ok {
 		return DirEntry{}, notExist("lookup %q in dir %d (tree %s)", name, dir, ondisk.TreeName(t.ID))
 	}
-	items, derr := decodeDirItems(data)
+	items, derr := dirItems(data)
 	for _, di := range items {
 		if bytes.Equal(di.Name, []byte(name)) {
 			return entryOf(di, 0), nil

@@ -1,7 +1,6 @@
 package inode
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 
@@ -27,8 +26,7 @@ func extentAt(p *ctree.Path) (*FileExtent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("item %v in leaf %d: %w", k, p.Leaf().Addr, err)
 	}
-	e.Inline = bytes.Clone(e.Inline) // the leaf may be edited or evicted
-	return &e, nil
+	return &e, nil // decoding copied Inline: the leaf may be edited or evicted
 }
 
 // MapAt returns the span containing file offset off, followed by up to more
@@ -120,7 +118,6 @@ func Extents(t *ctree.Tree, ino ondisk.ObjectID, fn func(FileExtent) bool) error
 			derr = fmt.Errorf("item %v: %w", k, err)
 			return false
 		}
-		e.Inline = bytes.Clone(e.Inline)
 		return fn(e)
 	})
 	if err == nil {

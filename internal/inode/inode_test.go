@@ -1,10 +1,10 @@
 package inode
 
 import (
+	"encoding/binary"
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,7 +14,9 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 func openFSTree(t *testing.T, img string) *ctree.Tree {
@@ -37,16 +39,13 @@ func openFSTree(t *testing.T, img string) *ctree.Tree {
 // TestNameHashMatchesProgs checks NameHash against the DIR_ITEM keys
 // btrfs-progs wrote, as printed by dump-tree.
 func TestNameHashMatchesProgs(t *testing.T) {
-	testimg.NeedMkfs(t)
+	testutil.NeedProgs(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	testimg.BuildSource(t, src, testimg.SourceOptions{Seed: 7, ManyFiles: 50})
 	img := filepath.Join(dir, "img")
-	testimg.Mkfs(t, src, img, 256<<20, "-n", "4096")
-	out, err := exec.Command("btrfs", "inspect-internal", "dump-tree", "-t", "fs", img).CombinedOutput()
-	if err != nil {
-		t.Fatal(err)
-	}
+	testutil.MkfsRootdir(t, src, img, 256<<20, "-n", "4096")
+	out := []byte(testutil.Run(t, "btrfs", "inspect-internal", "dump-tree", "-t", "fs", img))
 	re := regexp.MustCompile(`key \(\d+ (?:DIR_ITEM|XATTR_ITEM) (\d+)\)[^\n]*\n[^\n]*\n[^\n]*\n\s+name: ([^\n]*)`)
 	ms := re.FindAllSubmatch(out, -1)
 	if len(ms) < 50 {
@@ -64,12 +63,12 @@ func TestNameHashMatchesProgs(t *testing.T) {
 // TestDirectoryWalk lists every directory, looks every name up through the
 // hash, and checks back references, paths, xattrs and extents.
 func TestDirectoryWalk(t *testing.T) {
-	testimg.NeedMkfs(t)
+	testutil.NeedProgs(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	testimg.BuildSource(t, src, testimg.SourceOptions{Seed: 3, ManyFiles: 500})
 	img := filepath.Join(dir, "img")
-	testimg.Mkfs(t, src, img, 256<<20, "-n", "4096", "-m", "single")
+	testutil.MkfsRootdir(t, src, img, 256<<20, "-n", "4096", "-m", "single")
 	tr := openFSTree(t, img)
 	var walk func(ino ondisk.ObjectID, rel string)
 	n := 0
@@ -104,13 +103,13 @@ func TestDirectoryWalk(t *testing.T) {
 			if _, err := Read(tr, child); err != nil {
 				t.Fatal(err)
 			}
-			if e.Type == FTDir {
+			if e.Type == item.FTDir {
 				if got, err := Path(tr, child, ondisk.FirstFreeObjectID); err != nil || got != p {
 					t.Fatalf("Path(%d) = %q %v, want %q", child, got, err, p)
 				}
 				walk(child, p)
 			}
-			if e.Type == FTRegFile {
+			if e.Type == item.FTRegFile {
 				fi, _ := os.Stat(filepath.Join(src, p))
 				var end uint64
 				Extents(tr, child, func(fe FileExtent) bool { end = fe.End(); return true })
@@ -155,15 +154,16 @@ func TestDirectoryWalk(t *testing.T) {
 
 func TestDecodeDamaged(t *testing.T) {
 	// every truncation of a valid dir item must error, never panic
-	item := make([]byte, dirItemHeaderSize+5+3)
-	le.PutUint16(item[25:], 3)
-	le.PutUint16(item[27:], 5)
-	for i := range item {
-		if _, err := decodeDirItems(item[:i]); i > 0 && err == nil {
+	le := binary.LittleEndian
+	di := make([]byte, item.DirItemHeaderSize+5+3)
+	le.PutUint16(di[25:], 3)
+	le.PutUint16(di[27:], 5)
+	for i := range di {
+		if _, err := dirItems(di[:i]); i > 0 && err == nil {
 			t.Fatalf("truncated to %d: no error", i)
 		}
 	}
-	if d, err := decodeDirItems(item); err != nil || len(d) != 1 || len(d[0].Name) != 5 || len(d[0].Data) != 3 {
+	if d, err := dirItems(di); err != nil || len(d) != 1 || len(d[0].Name) != 5 || len(d[0].Data) != 3 {
 		t.Fatalf("valid item: %+v %v", d, err)
 	}
 	for _, b := range [][]byte{nil, make([]byte, 20), append(make([]byte, 20), 9)} {
@@ -171,7 +171,7 @@ func TestDecodeDamaged(t *testing.T) {
 			t.Fatalf("file extent %x: no error", b)
 		}
 	}
-	fe := make([]byte, fileExtentItemSize)
+	fe := make([]byte, item.FileExtentItemSize)
 	fe[20] = ExtentRegular
 	le.PutUint64(fe[21:], 4096)
 	if _, err := decodeFileExtent(0, fe); err == nil {

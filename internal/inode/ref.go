@@ -5,6 +5,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
 // Ref is one name of an inode: the parent directory, the DIR_INDEX index and the name.
@@ -24,18 +25,18 @@ func Refs(t *ctree.Tree, ino ondisk.ObjectID) ([]Ref, error) {
 	err := t.Range(lo, hi, func(k ondisk.Key, data []byte) bool {
 		switch k.Type {
 		case ondisk.InodeRefKey:
-			refs, err := decodeInodeRefs(data)
+			refs, err := item.DecodeInodeRefs(data)
 			if err != nil {
-				derr = fmt.Errorf("item %v: %w", k, err)
+				derr = fmt.Errorf("item %v: %w", k, corrupt(err))
 				return false
 			}
 			for _, r := range refs {
 				out = append(out, Ref{Parent: ondisk.ObjectID(k.Offset), Index: r.Index, Name: string(r.Name)})
 			}
 		case ondisk.InodeExtrefKey:
-			refs, err := decodeInodeExtrefs(data)
+			refs, err := item.DecodeInodeExtrefs(data)
 			if err != nil {
-				derr = fmt.Errorf("item %v: %w", k, err)
+				derr = fmt.Errorf("item %v: %w", k, corrupt(err))
 				return false
 			}
 			for _, r := range refs {

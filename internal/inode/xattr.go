@@ -1,7 +1,6 @@
 package inode
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
@@ -21,13 +20,13 @@ func Xattrs(t *ctree.Tree, ino ondisk.ObjectID) ([]Xattr, error) {
 	var out []Xattr
 	var derr error
 	err := t.Range(lo, hi, func(k ondisk.Key, data []byte) bool {
-		items, err := decodeDirItems(data)
+		items, err := dirItems(data)
 		if err != nil {
 			derr = fmt.Errorf("xattrs of inode %d (tree %s): item %v: %w", ino, ondisk.TreeName(t.ID), k, err)
 			return false
 		}
 		for _, di := range items {
-			out = append(out, Xattr{Name: string(di.Name), Value: bytes.Clone(di.Data)})
+			out = append(out, Xattr{Name: string(di.Name), Value: di.Data})
 		}
 		return true
 	})
@@ -46,14 +45,14 @@ func GetXattr(t *ctree.Tree, ino ondisk.ObjectID, name string) ([]byte, error) {
 		return nil, fmt.Errorf("getxattr %q of inode %d (tree %s): %w", name, ino, ondisk.TreeName(t.ID), err)
 	}
 	if ok {
-		items, err := decodeDirItems(data)
+		items, err := dirItems(data)
 		if err != nil {
 			return nil, fmt.Errorf("getxattr %q of inode %d (tree %s): item %v: %w",
 				name, ino, ondisk.TreeName(t.ID), key, err)
 		}
 		for _, di := range items {
 			if string(di.Name) == name {
-				return bytes.Clone(di.Data), nil
+				return di.Data, nil
 			}
 		}
 	}

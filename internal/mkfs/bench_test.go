@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // BenchmarkMkfs1GiB times making a 1 GiB image: Make in-process, the
@@ -20,7 +21,7 @@ func BenchmarkMkfs1GiB(b *testing.B) {
 	img := filepath.Join(dir, "img")
 	fresh := func() {
 		os.Remove(img)
-		sparseFile(b, img, 1<<30)
+		testutil.SparseFile(b, img, 1<<30)
 	}
 	b.Run("Make", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
@@ -60,13 +61,13 @@ func BenchmarkMkfs1GiB(b *testing.B) {
 		}
 	})
 	b.Run("mkfs.btrfs", func(b *testing.B) {
-		needProgs(b)
+		testutil.NeedProgs(b)
 		for i := 0; i < b.N; i++ {
 			timed(b, progs)
 		}
 	})
 	b.Run("vs", func(b *testing.B) {
-		needProgs(b)
+		testutil.NeedProgs(b)
 		if cliErr != nil {
 			b.Skipf("cmd/gobtrfs does not build: %v", cliErr)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/csum"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // combo is one point of the test matrix.
@@ -78,8 +79,8 @@ func matrix(short bool) []combo {
 // block groups, superblock fields, trees and item kinds equal mkfs.btrfs's.
 // As root with loop devices, the kernel then mounts and uses each image.
 func TestMatrix(t *testing.T) {
-	needProgs(t)
-	kernel := kernelAvailable()
+	testutil.NeedProgs(t)
+	kernel := testutil.HaveRootLoop()
 	if !kernel {
 		t.Log("kernel part skipped: needs root, loop devices and btrfs support")
 	}
@@ -236,7 +237,7 @@ func explainCount(id ondisk.ObjectID, c combo) string {
 // metadata), the 32 MiB floor of DUP metadata, and 1 GiB metadata chunks
 // above 50 GiB.
 func TestLayoutVsProgsSizes(t *testing.T) {
-	needProgs(t)
+	testutil.NeedProgs(t)
 	const M = 1 << 20
 	cases := []struct {
 		meta  string
@@ -268,8 +269,8 @@ func TestLayoutVsProgsSizes(t *testing.T) {
 // METADATA_ITEMs, no free space tree (v1 cache invalidated), no extref or
 // no-holes, and block-group-tree with full extent items.
 func TestFeatureVariants(t *testing.T) {
-	needProgs(t)
-	kernel := kernelAvailable()
+	testutil.NeedProgs(t)
+	kernel := testutil.HaveRootLoop()
 	cases := []struct {
 		features string
 		progs    []string // the same with mkfs.btrfs 6.2; nil if it cannot

@@ -3,9 +3,6 @@ package mkfs
 import (
 	"bufio"
 	"fmt"
-	"os"
-	"os/exec"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,36 +12,15 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // Helpers that run btrfs-progs and our own reader over images.
 
-func needProgs(t testing.TB) {
-	t.Helper()
-	for _, tool := range []string{"btrfs", "mkfs.btrfs"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed (btrfs-progs)", tool)
-		}
-	}
-}
-
-// sparseFile creates an empty file of size bytes.
-func sparseFile(t testing.TB, path string, size uint64) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Truncate(int64(size)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // makeImage runs Make on a new sparse file.
 func makeImage(t testing.TB, path string, size uint64, cfg Config) {
 	t.Helper()
-	sparseFile(t, path, size)
+	testutil.SparseFile(t, path, int64(size))
 	dev, err := blockdev.OpenFile(path, false)
 	if err != nil {
 		t.Fatal(err)
@@ -55,13 +31,6 @@ func makeImage(t testing.TB, path string, size uint64, cfg Config) {
 	}
 }
 
-// badCheckLine matches what btrfs check prints about a problem; hexUUID
-// is blanked first, as a random UUID may well spell "bad".
-var (
-	badCheckLine = regexp.MustCompile(`ERROR|error|wrong|mismatch|missing|bad`)
-	hexUUID      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-)
-
 // btrfsCheck runs btrfs check --readonly, in the original and the lowmem
 // mode, and fails on any problem line or a non-zero exit. It returns the
 // "total tree bytes" it reports.
@@ -69,22 +38,10 @@ func btrfsCheck(t testing.TB, img string) uint64 {
 	t.Helper()
 	var treeBytes uint64
 	for _, mode := range []string{"original", "lowmem"} {
-		out, err := exec.Command("btrfs", "check", "--readonly", "--mode", mode, img).CombinedOutput()
-		clean := false
-		for _, line := range strings.Split(string(out), "\n") {
-			if strings.Contains(line, "no error found") {
-				clean = true
-				continue
-			}
-			if badCheckLine.MatchString(hexUUID.ReplaceAllString(line, "UUID")) {
-				t.Errorf("btrfs check (%s): %s", mode, line)
-			}
+		for _, line := range strings.Split(testutil.CheckImage(t, img, "--mode", mode), "\n") {
 			if v, ok := strings.CutPrefix(line, "total tree bytes: "); ok {
 				treeBytes, _ = strconv.ParseUint(strings.TrimSpace(v), 10, 64)
 			}
-		}
-		if err != nil || !clean {
-			t.Fatalf("btrfs check --readonly --mode %s %s: %v\n%s", mode, img, err, out)
 		}
 	}
 	return treeBytes
@@ -93,12 +50,9 @@ func btrfsCheck(t testing.TB, img string) uint64 {
 // dumpSuper parses btrfs inspect-internal dump-super into field -> value.
 func dumpSuper(t testing.TB, img string) map[string]string {
 	t.Helper()
-	out, err := exec.Command("btrfs", "inspect-internal", "dump-super", img).CombinedOutput()
-	if err != nil {
-		t.Fatalf("dump-super: %v\n%s", err, out)
-	}
+	out := testutil.Run(t, "btrfs", "inspect-internal", "dump-super", img)
 	m := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) >= 2 && !strings.HasPrefix(sc.Text(), "\t") {
@@ -201,9 +155,5 @@ func (v *fsView) noteItem(tree ondisk.ObjectID, k ondisk.Key, d []byte) {
 // progsImage makes an image with mkfs.btrfs for comparison.
 func progsImage(t testing.TB, path string, size uint64, args ...string) {
 	t.Helper()
-	sparseFile(t, path, size)
-	args = append([]string{"-q", "-f"}, append(args, path)...)
-	if out, err := exec.Command("mkfs.btrfs", args...).CombinedOutput(); err != nil {
-		t.Fatalf("mkfs.btrfs %v: %v\n%s", args, err, out)
-	}
+	testutil.Mkfs(t, path, int64(size), args...)
 }

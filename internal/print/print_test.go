@@ -16,6 +16,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 func TestKeyString(t *testing.T) {
@@ -64,11 +65,7 @@ func TestFlagStrings(t *testing.T) {
 
 func mkfsImage(t *testing.T, args ...string) string {
 	t.Helper()
-	for _, p := range []string{"mkfs.btrfs", "btrfs"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s not installed (btrfs-progs is the oracle for this test)", p)
-		}
-	}
+	testutil.NeedProgs(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	os.MkdirAll(filepath.Join(src, "d"), 0o755)
@@ -77,17 +74,7 @@ func mkfsImage(t *testing.T, args ...string) string {
 	}
 	os.Symlink("d", filepath.Join(src, "link"))
 	img := filepath.Join(dir, "img")
-	f, _ := os.Create(img)
-	f.Truncate(256 << 20)
-	f.Close()
-	out, err := exec.Command("mkfs.btrfs", append(append([]string{"-q", "-f", "--rootdir", src}, args...), img)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("mkfs.btrfs: %v\n%s", err, out)
-	}
-	if out, err := exec.Command("btrfs", "check", "--readonly", img).CombinedOutput(); err != nil ||
-		!bytes.Contains(out, []byte("no error found")) {
-		t.Fatalf("btrfs check: %v\n%s", err, out)
-	}
+	testutil.MkfsRootdir(t, src, img, 256<<20, args...)
 	return img
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // TestCompareFindsDifferences: Compare must notice each kind of change.
@@ -20,9 +22,7 @@ func TestCompareFindsDifferences(t *testing.T) {
 	unix.Setxattr(filepath.Join(a, "f"), "user.k", []byte("v"), 0)
 	copyTree := func() string {
 		b := filepath.Join(t.TempDir(), "b")
-		if out, err := runCmd("cp", "-a", a, b); err != nil {
-			t.Fatalf("cp -a: %v %s", err, out)
-		}
+		testutil.Run(t, "cp", "-a", a, b)
 		return b
 	}
 	if d := Compare(a, copyTree(), CompareOptions{}); len(d) > 0 {

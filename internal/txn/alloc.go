@@ -93,9 +93,10 @@ func (a allocator) NewBlock(owner ondisk.ObjectID, level int) (*diskio.Node, err
 }
 
 // inPlace reports whether n may be changed without a copy: it was made in
-// this transaction by this tree and no snapshot shares it. mirrors should_cow_block
+// this transaction by this tree (no snapshot shares it: Snapshot commits
+// first). mirrors should_cow_block
 func (f *FS) inPlace(owner ondisk.ObjectID, n *diskio.Node) bool {
-	return n.Generation() == f.transid && f.dirty[n.Addr] == n && n.Owner() == owner && !f.frozen[n.Addr]
+	return n.Generation() == f.transid && f.dirty[n.Addr] == n && n.Owner() == owner
 }
 
 // CowBlock copies n for owner, fixing the references a shared block needs,
@@ -138,7 +139,7 @@ func (f *FS) freeTreeBlock(owner ondisk.ObjectID, n *diskio.Node, lastRef bool) 
 	if err := f.refs.Add(n.Addr, ns, n.Level(), delayedref.TreeRef(owner, 0), -1); err != nil {
 		return f.abort(err)
 	}
-	if !lastRef || n.Generation() != f.transid || f.dirty[n.Addr] != n || f.frozen[n.Addr] {
+	if !lastRef || n.Generation() != f.transid || f.dirty[n.Addr] != n {
 		return nil
 	}
 	h := f.refs.Lookup(n.Addr)

@@ -220,7 +220,6 @@ func (f *FS) finish(sb *ondisk.Superblock) {
 	f.super = &next
 	f.superDirty = false
 	f.dirty = map[ondisk.LogicalAddr]*diskio.Node{}
-	f.frozen = map[ondisk.LogicalAddr]bool{}
 	f.transid++
 	f.transidPub.Store(uint64(f.transid))
 }

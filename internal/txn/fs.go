@@ -48,7 +48,6 @@ type FS struct {
 
 	trees   map[ondisk.ObjectID]*treeState
 	dirty   map[ondisk.LogicalAddr]*diskio.Node // tree blocks to write at commit
-	frozen  map[ondisk.LogicalAddr]bool         // blocks of this transaction a snapshot shares
 	newData map[ondisk.LogicalAddr]uint64       // data extents allocated, no reference queued yet
 
 	metaRsv    uint64 // metadata bytes reserved by handles and not yet used
@@ -121,7 +120,7 @@ func Open(fi *fsinfo.FSInfo) (*FS, error) {
 		Info: fi, transid: sb.Generation + 1, super: &cp, fsid: sb.MetadataFSID(),
 		bgTree: fi.BlockGroupTreeID(), fst: fst, skinny: sb.IncompatFlags&ondisk.IncompatSkinnyMetadata != 0,
 		refs: &delayedref.Queue{}, trees: map[ondisk.ObjectID]*treeState{},
-		dirty: map[ondisk.LogicalAddr]*diskio.Node{}, frozen: map[ondisk.LogicalAddr]bool{},
+		dirty:   map[ondisk.LogicalAddr]*diskio.Node{},
 		newData: map[ondisk.LogicalAddr]uint64{},
 	}
 	f.transidPub.Store(uint64(f.transid))
@@ -244,7 +243,6 @@ func (f *FS) extentFreed(addr ondisk.LogicalAddr, n uint64, isData bool) {
 		return
 	}
 	delete(f.dirty, addr)
-	delete(f.frozen, addr)
 	f.Info.R.Invalidate(addr)
 }
 

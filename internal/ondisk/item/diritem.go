@@ -5,19 +5,6 @@ import "github.com/gobtrfs/gobtrfs/internal/ondisk"
 // DirItemHeaderSize is struct btrfs_dir_item without name and data.
 const DirItemHeaderSize = 30
 
-// Directory entry types (btrfs_dir_item.type, BTRFS_FT_*).
-const (
-	FTUnknown = 0
-	FTRegFile = 1
-	FTDir     = 2
-	FTChrdev  = 3
-	FTBlkdev  = 4
-	FTFifo    = 5
-	FTSock    = 6
-	FTSymlink = 7
-	FTXattr   = 8
-)
-
 // DirItem is one entry of a DIR_ITEM, DIR_INDEX or XATTR_ITEM item. For
 // xattrs Name is the attribute name and Data its value; for directory
 // entries Data is empty.
@@ -55,13 +42,14 @@ func DecodeDirItem(b []byte) (DirItem, int, error) {
 	return d, n, nil
 }
 
-// DecodeDirItems parses a whole item.
+// DecodeDirItems parses a whole item. On damage it returns the entries
+// before it with the error (a lookup may still find its name among them).
 func DecodeDirItems(b []byte) (DirItems, error) {
 	var out DirItems
 	for p := 0; p < len(b); {
 		d, n, err := DecodeDirItem(b[p:])
 		if err != nil {
-			return nil, atOffset(err, p)
+			return out, atOffset(err, p)
 		}
 		out = append(out, d)
 		p += n
