@@ -3,8 +3,8 @@
 package fsinfo
 
 import (
-	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 
@@ -17,8 +17,9 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/volume"
 )
 
-// ErrNoTree is returned when a tree's root item does not exist.
-var ErrNoTree = errors.New("tree not found")
+// ErrNoTree is returned when a tree's root item does not exist; it
+// satisfies errors.Is(err, fs.ErrNotExist).
+var ErrNoTree = fmt.Errorf("tree not found: %w", fs.ErrNotExist)
 
 // Options control how a filesystem is opened.
 type Options struct {
