@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs"
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/gobtrfs/gobtrfs/internal/testimg"
 )
 
 // treeBlock is one tree block of an image and where its copies are.
@@ -30,15 +30,7 @@ type treeBlock struct {
 // treeBlocks lists every block of every tree of img, read with our reader.
 func treeBlocks(t testing.TB, img string) ([]treeBlock, *fsinfo.FSInfo) {
 	t.Helper()
-	dev, err := blockdev.OpenFile(img, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
-	info, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	info := testimg.OpenFS(t, img)
 	ids := []ondisk.ObjectID{ondisk.RootTreeObjectID, ondisk.ChunkTreeObjectID}
 	info.RootTree.Range(ondisk.Key{}, ondisk.MaxKey, func(k ondisk.Key, _ []byte) bool {
 		if k.Type == ondisk.RootItemKey {

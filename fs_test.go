@@ -25,26 +25,11 @@ import (
 
 var seedFlag = flag.Int64("seed", 0, "random seed (0: time-based)")
 
-func seed(t testing.TB) int64 {
-	s := *seedFlag
-	if s == 0 {
-		s = time.Now().UnixNano()
-	}
-	t.Logf("seed %d (replay with -seed %d)", s, s)
-	return s
-}
+func seed(t testing.TB) int64 { return testutil.Seed(t, *seedFlag) }
 
 // mkfsSource builds the standard source tree and an image of it.
 func mkfsSource(t *testing.T, args ...string) (src, img string) {
-	testutil.NeedProgs(t)
-	dir := t.TempDir()
-	src = filepath.Join(dir, "src")
-	for _, n := range testimg.BuildSource(t, src, testimg.SourceOptions{Seed: seed(t), ManyFiles: 300}) {
-		t.Log(n)
-	}
-	img = filepath.Join(dir, "img")
-	testutil.MkfsRootdir(t, src, img, 256<<20, args...)
-	return src, img
+	return testimg.MkfsSource(t, testimg.SourceOptions{Seed: seed(t), ManyFiles: 300}, 256<<20, args...)
 }
 
 // TestFSAgainstSource opens mkfs.btrfs images in several configurations and

@@ -228,19 +228,7 @@ func wtDescribeImageTree(t *testing.T, img, dir string) map[string]string {
 
 func wtCompareTrees(t *testing.T, what string, want, got map[string]string) {
 	t.Helper()
-	var diffs []string
-	for k, v := range want {
-		if got[k] != v {
-			diffs = append(diffs, fmt.Sprintf("%s:\n   got  %s\n   want %s", k, got[k], v))
-		}
-	}
-	for k, v := range got {
-		if _, ok := want[k]; !ok {
-			diffs = append(diffs, fmt.Sprintf("%s: unexpected %s", k, v))
-		}
-	}
-	sort.Strings(diffs)
-	if len(diffs) > 0 {
+	if diffs := testutil.DiffMaps(want, got); len(diffs) > 0 {
 		t.Fatalf("%s differs:\n%s", what, strings.Join(diffs, "\n"))
 	}
 }

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
-	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/gobtrfs/gobtrfs/internal/testimg"
 )
 
 // codec decodes an item and re-encodes it; exact says whether the encoding
@@ -120,15 +119,7 @@ var itemCodecs = map[ondisk.ItemType]codec{
 // encode(decode(b)) == b for the types that keep every byte.
 func decodeAllItems(t *testing.T, img string) {
 	t.Helper()
-	dev, err := blockdev.OpenFile(img, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	fs, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := testimg.OpenFS(t, img)
 	trees := []*ctree.Tree{fs.RootTree, fs.ChunkTree()}
 	fs.RootTree.Range(ondisk.Key{}, ondisk.MaxKey, func(k ondisk.Key, data []byte) bool {
 		if k.Type == ondisk.RootItemKey {

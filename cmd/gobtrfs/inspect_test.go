@@ -14,9 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
-	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testimg"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -246,15 +245,7 @@ func makeImage(t *testing.T, spec imageSpec, rng *mrand.Rand) string {
 
 // dumpArgs lists the argument sets compared on every image.
 func dumpArgs(t *testing.T, img string) [][]string {
-	dev, err := blockdev.OpenFile(img, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	fs, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := testimg.OpenFS(t, img)
 	fsRoot, _, err := fs.RootItem(ondisk.FSTreeObjectID)
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path"
@@ -24,9 +22,7 @@ directory the link is made inside it.
 `
 
 func lnMain(args []string, stderr io.Writer) error {
-	fl := flag.NewFlagSet("ln", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() { fmt.Fprint(stderr, lnUsage) }
+	fl := writeFlags("ln", lnUsage, stderr)
 	symbolic := fl.Bool("s", false, "symbolic")
 	if err := fl.Parse(args); err != nil {
 		return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -26,9 +25,7 @@ Make directories inside IMAGE (paths from its top-level subvolume).
 `
 
 func mkdirMain(args []string, stderr io.Writer) error {
-	fl := flag.NewFlagSet("mkdir", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() { fmt.Fprint(stderr, mkdirUsage) }
+	fl := writeFlags("mkdir", mkdirUsage, stderr)
 	parents := fl.Bool("p", false, "make parents")
 	modeStr := fl.String("m", "755", "mode")
 	if err := fl.Parse(args); err != nil {

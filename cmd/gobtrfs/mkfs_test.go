@@ -8,8 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
-	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
+	"github.com/gobtrfs/gobtrfs/internal/testimg"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -18,20 +17,6 @@ func mkfsCmd(t *testing.T, args ...string) (string, error) {
 	var out bytes.Buffer
 	err := runMkfs(args, &out)
 	return out.String(), err
-}
-
-func openFS(t *testing.T, img string) *fsinfo.FSInfo {
-	t.Helper()
-	dev, err := blockdev.OpenFile(img, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
-	f, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatalf("open %s: %v", img, err)
-	}
-	return f
 }
 
 func TestMkfsNewFileDefaults(t *testing.T) {
@@ -53,7 +38,7 @@ func TestMkfsNewFileDefaults(t *testing.T) {
 		t.Errorf("new image has %d bytes allocated; want it sparse", blocks)
 	}
 	testutil.CheckImage(t, img)
-	if f := openFS(t, img); f.Super.TotalBytes != 1<<30 {
+	if f := testimg.OpenFS(t, img); f.Super.TotalBytes != 1<<30 {
 		t.Errorf("total_bytes %d", f.Super.TotalBytes)
 	}
 }
@@ -76,7 +61,7 @@ func TestMkfsRefusesExistingFilesystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.CheckImage(t, img)
-	f := openFS(t, img)
+	f := testimg.OpenFS(t, img)
 	if f.Super.LabelString() != "again" || f.Super.FSID.String() != "01234567-89ab-cdef-0123-456789abcdef" {
 		t.Errorf("label %q fsid %v", f.Super.LabelString(), f.Super.FSID)
 	}
@@ -131,7 +116,7 @@ func TestMkfsGrowsFileAndFeatures(t *testing.T) {
 		t.Fatalf("image is %d bytes, want 300 MiB", st.Size())
 	}
 	testutil.CheckImage(t, img)
-	f := openFS(t, img)
+	f := testimg.OpenFS(t, img)
 	if f.BlockGroupTreeID() != 11 || f.Super.NodeSize != 4096 || f.Csum.String() != "xxhash64" {
 		t.Errorf("bgt %d nodesize %d csum %v", f.BlockGroupTreeID(), f.Super.NodeSize, f.Csum)
 	}

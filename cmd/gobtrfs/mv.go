@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,9 +23,7 @@ Both must be in the same subvolume.
 `
 
 func mvMain(args []string, stderr io.Writer) error {
-	fl := flag.NewFlagSet("mv", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() { fmt.Fprint(stderr, mvUsage) }
+	fl := writeFlags("mv", mvUsage, stderr)
 	noReplace := fl.Bool("n", false, "no replace")
 	if err := fl.Parse(args); err != nil {
 		return err

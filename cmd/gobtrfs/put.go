@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -37,9 +36,7 @@ are merged, existing files replaced.
 const putChunk = 8 << 20
 
 func putMain(args []string, stderr io.Writer) error {
-	fl := flag.NewFlagSet("put", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() { fmt.Fprint(stderr, putUsage) }
+	fl := writeFlags("put", putUsage, stderr)
 	alg := fl.String("z", "none", "compression")
 	if err := fl.Parse(args); err != nil {
 		return err

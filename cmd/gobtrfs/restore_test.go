@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
@@ -16,14 +15,7 @@ import (
 
 var rdSeedFlag = flag.Int64("seed", 0, "random seed (0: time-based)")
 
-func rdTestSeed(t testing.TB) int64 {
-	s := *rdSeedFlag
-	if s == 0 {
-		s = time.Now().UnixNano()
-	}
-	t.Logf("seed %d (replay with -seed %d)", s, s)
-	return s
-}
+func rdTestSeed(t testing.TB) int64 { return testutil.Seed(t, *rdSeedFlag) }
 
 func rdRunRestore(t *testing.T, args ...string) (string, error) {
 	t.Helper()

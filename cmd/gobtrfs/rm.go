@@ -2,13 +2,12 @@ package main
 
 import (
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
 func init() {
@@ -25,9 +24,7 @@ Remove files inside IMAGE (paths from its top-level subvolume).
 `
 
 func rmMain(args []string, stderr io.Writer) error {
-	fl := flag.NewFlagSet("rm", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() { fmt.Fprint(stderr, rmUsage) }
+	fl := writeFlags("rm", rmUsage, stderr)
 	recursive := fl.Bool("r", false, "recursive")
 	fl.BoolVar(recursive, "R", false, "recursive")
 	force := fl.Bool("f", false, "ignore missing")
@@ -97,7 +94,7 @@ func (m *imgFS) removeTree(dir fsops.ID, name string, id fsops.ID, p string) err
 	}
 	for _, e := range ents {
 		cp := p + "/" + e.Name
-		if e.Type == itemFTDir {
+		if e.Type == item.FTDir {
 			if err := m.removeTree(id, e.Name, e.Target(id.Root), cp); err != nil {
 				return err
 			}
@@ -120,7 +117,7 @@ func (m *imgFS) removeNestedSubvols(dir fsops.ID, p string) error {
 		return pathErr(p, err)
 	}
 	for _, e := range ents {
-		if e.Type != itemFTDir {
+		if e.Type != item.FTDir {
 			continue
 		}
 		cp := p + "/" + e.Name
@@ -136,5 +133,3 @@ func (m *imgFS) removeNestedSubvols(dir fsops.ID, p string) error {
 	}
 	return nil
 }
-
-const itemFTDir = 2 // BTRFS_FT_DIR

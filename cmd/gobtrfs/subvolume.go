@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,9 +29,7 @@ func subvolumeMain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, subvolumeUsage)
 		return errors.New("need a subcommand")
 	}
-	fl := flag.NewFlagSet("subvolume "+args[0], flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() { fmt.Fprint(stderr, subvolumeUsage) }
+	fl := writeFlags("subvolume "+args[0], subvolumeUsage, stderr)
 	readonly := fl.Bool("r", false, "read-only snapshot")
 	if err := fl.Parse(args[1:]); err != nil {
 		return err

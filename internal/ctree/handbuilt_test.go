@@ -96,6 +96,31 @@ func newBuilder(t *testing.T) *builder {
 	return &builder{t: t, h: newHarness(t, 4096, 1)}
 }
 
+// deleteFirst deletes the first n items of p's leaf through p (and from
+// the model), then checks the tree.
+func (b *builder) deleteFirst(p *ctree.Path, n int) {
+	b.t.Helper()
+	for i := 0; i < n; i++ {
+		b.h.del(p.Leaf().Key(i))
+	}
+	if err := p.DeleteSlots(b.h.a, 0, n); err != nil {
+		b.t.Fatal(err)
+	}
+	b.h.check()
+}
+
+// deleteFirstUnder deletes the first item below n with DeleteItem (and
+// from the model), then checks the tree.
+func (b *builder) deleteFirstUnder(n *diskio.Node) {
+	b.t.Helper()
+	k := firstKeyUnder(n, b.h.a)
+	if err := b.h.tr.DeleteItem(b.h.a, k); err != nil {
+		b.t.Fatal(err)
+	}
+	b.h.del(k)
+	b.h.check()
+}
+
 func firstKeyUnder(n *diskio.Node, a *ctreetest.Alloc) ondisk.Key {
 	for !n.IsLeaf() {
 		n = a.Live()[n.KeyPtr(0).BlockPtr].Node
@@ -111,12 +136,7 @@ func TestBalanceTakesFromFullLeft(t *testing.T) {
 	left := b.leaves(maxPtrs)
 	mid := b.leaves(1)
 	b.tree(b.node(left, mid))
-	k := firstKeyUnder(mid, b.h.a)
-	if err := b.h.tr.DeleteItem(b.h.a, k); err != nil {
-		t.Fatal(err)
-	}
-	b.h.del(k)
-	b.h.check()
+	b.deleteFirstUnder(mid)
 	root, _, err := b.h.tr.Search(ondisk.Key{})
 	if err != nil {
 		t.Fatal(err)
@@ -134,12 +154,7 @@ func TestBalancePartialPush(t *testing.T) {
 	left := b.leaves(maxPtrs - 20)
 	mid := b.leaves(25)
 	b.tree(b.node(left, mid))
-	k := firstKeyUnder(mid, b.h.a)
-	if err := b.h.tr.DeleteItem(b.h.a, k); err != nil {
-		t.Fatal(err)
-	}
-	b.h.del(k)
-	b.h.check()
+	b.deleteFirstUnder(mid)
 }
 
 // TestDeleteSlotsEmptiesNodes: deleting through an unbalanced path (insLen
@@ -155,13 +170,7 @@ func TestDeleteSlotsEmptiesNodes(t *testing.T) {
 	if err != nil || !found {
 		t.Fatal(found, err)
 	}
-	for i := 0; i < 3; i++ {
-		b.h.del(p.Leaf().Key(i))
-	}
-	if err := p.DeleteSlots(b.h.a, 0, 3); err != nil {
-		t.Fatal(err)
-	}
-	b.h.check()
+	b.deleteFirst(p, 3)
 	if b.h.tr.Level != 2 {
 		t.Fatalf("level %d, want 2", b.h.tr.Level)
 	}
@@ -172,13 +181,7 @@ func TestDeleteSlotsEmptiesNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 3; i++ {
-		b.h.del(p.Leaf().Key(i))
-	}
-	if err := p.DeleteSlots(b.h.a, 0, 3); err != nil {
-		t.Fatal(err)
-	}
-	b.h.check()
+	b.deleteFirst(p, 3)
 	if b.h.tr.Level != 1 {
 		t.Fatalf("level %d, want 1 (root shrunk to its only child)", b.h.tr.Level)
 	}
@@ -189,13 +192,7 @@ func TestDeleteSlotsEmptiesNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 3; i++ {
-		b.h.del(p.Leaf().Key(i))
-	}
-	if err := p.DeleteSlots(b.h.a, 0, 3); err != nil {
-		t.Fatal(err)
-	}
-	b.h.check()
+	b.deleteFirst(p, 3)
 	if b.h.tr.Level != 0 || len(b.h.a.Live()) != 1 {
 		t.Fatalf("level %d, %d blocks; want an empty root leaf", b.h.tr.Level, len(b.h.a.Live()))
 	}

@@ -9,12 +9,12 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
 	"github.com/gobtrfs/gobtrfs/internal/ctree/ctreetest"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 var (
@@ -494,14 +494,7 @@ func (h *harness) commit() {
 	h.stats["commit"]++
 }
 
-func testSeed(t *testing.T) int64 {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	t.Logf("seed %d (replay with -seed %d)", seed, seed)
-	return seed
-}
+func testSeed(t *testing.T) int64 { return testutil.Seed(t, *seedFlag) }
 
 // TestRandomOps runs seeded random operation sequences (grow, churn, shrink
 // to empty) against a map model for every node size, checking the whole

@@ -1,11 +1,8 @@
 package datacsum
 
 import (
-	"path/filepath"
 	"testing"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
-	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
@@ -19,17 +16,8 @@ func TestLookupVerify(t *testing.T) {
 	testutil.NeedProgs(t)
 	for _, cs := range []string{"crc32c", "xxhash", "sha256", "blake2"} {
 		t.Run(cs, func(t *testing.T) {
-			dir := t.TempDir()
-			src := filepath.Join(dir, "src")
-			testimg.BuildSource(t, src, testimg.SourceOptions{Seed: 5})
-			img := filepath.Join(dir, "img")
-			testutil.MkfsRootdir(t, src, img, 256<<20, "--csum", cs, "-m", "single")
-			dev, _ := blockdev.OpenFile(img, true)
-			defer dev.Close()
-			info, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, img := testimg.MkfsSource(t, testimg.SourceOptions{Seed: 5}, 256<<20, "--csum", cs, "-m", "single")
+			info := testimg.OpenFS(t, img)
 			ct, _ := info.Tree(ondisk.CsumTreeObjectID)
 			d := &Tree{T: ct, SectorSize: info.Super.SectorSize, Type: info.Csum}
 			fst, _ := info.Tree(ondisk.FSTreeObjectID)

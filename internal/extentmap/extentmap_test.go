@@ -5,21 +5,14 @@ import (
 	"math/rand"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 var seed = flag.Int64("seed", 0, "random seed (0: time-based)")
 
-func rng(t *testing.T) *rand.Rand {
-	s := *seed
-	if s == 0 {
-		s = time.Now().UnixNano()
-	}
-	t.Logf("seed %d (replay with -seed %d)", s, s)
-	return rand.New(rand.NewSource(s))
-}
+func rng(t *testing.T) *rand.Rand { return rand.New(rand.NewSource(testutil.Seed(t, *seed))) }
 
 func ext(start, end uint64) Extent {
 	return Extent{Start: start, End: end, Kind: Regular, DiskBytenr: 1 << 20, DiskNumBytes: end - start}

@@ -13,9 +13,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
-	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testimg"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -270,16 +269,7 @@ func freeOf(bg BlockGroup, used []Extent) []Extent {
 
 // readFreeSpaceTree copies the image's free space tree into a memEditor.
 func readFreeSpaceTree(t *testing.T, img string) *memEditor {
-	dev, err := blockdev.OpenFile(img, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	f, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := f.Tree(ondisk.FreeSpaceTreeObjectID)
+	tree, err := testimg.OpenFS(t, img).Tree(ondisk.FreeSpaceTreeObjectID)
 	if err != nil {
 		t.Fatal(err)
 	}

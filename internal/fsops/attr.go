@@ -37,10 +37,7 @@ type SetAttr struct {
 func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
 	var out item.InodeItem
 	err := f.run(func(o *op) error {
-		if err := o.writable(id.Root); err != nil {
-			return err
-		}
-		x, err := o.inode(id)
+		x, err := o.writableInode(id)
 		if err != nil {
 			return err
 		}

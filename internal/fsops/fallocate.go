@@ -31,10 +31,7 @@ func (f *FS) Fallocate(id ID, mode uint32, off, length uint64) error {
 		return errf(syscall.EFBIG, "fallocate %v at %d+%d", id, off, length)
 	}
 	return f.run(func(o *op) error {
-		if err := o.writable(id.Root); err != nil {
-			return err
-		}
-		x, err := o.inode(id)
+		x, err := o.writableInode(id)
 		if err != nil {
 			return err
 		}

@@ -136,3 +136,20 @@ func inheritFlags(parent *item.InodeItem, mode uint32) uint64 {
 	}
 	return fl
 }
+
+// writableInode reads the inode item of id for a change: its subvolume
+// must be writable.
+func (o *op) writableInode(id ID) (*item.InodeItem, error) {
+	if err := o.writable(id.Root); err != nil {
+		return nil, err
+	}
+	return o.inode(id)
+}
+
+// writableDir is writableInode for an inode that must be a directory.
+func (o *op) writableDir(id ID) (*item.InodeItem, error) {
+	if err := o.writable(id.Root); err != nil {
+		return nil, err
+	}
+	return o.dirInode(id)
+}

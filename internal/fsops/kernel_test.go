@@ -78,11 +78,7 @@ func describeHost(t testing.TB, root string) map[string]string {
 // kernel change it, and checks the result with btrfs check and with fsops.
 func TestKernelReadsAndExtends(t *testing.T) {
 	testutil.NeedRootLoop(t)
-	seed := *seedFlag
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	t.Logf("seed %d (replay with -seed %d)", seed, seed)
+	seed := testutil.Seed(t, *seedFlag)
 	for i, io := range []imageOpts{{}, {nodesize: "4096", csum: "xxhash", features: "^no-holes"}} {
 		t.Run(io.String(), func(t *testing.T) {
 			nops := 800

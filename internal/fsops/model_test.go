@@ -16,6 +16,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 var (
@@ -791,20 +792,7 @@ func (g *rig) verify(what string) {
 
 func (g *rig) compare(what, reader string, got map[string]string) {
 	g.t.Helper()
-	want := g.m.describe()
-	var diffs []string
-	for k, v := range want {
-		if got[k] != v {
-			diffs = append(diffs, fmt.Sprintf("%s:\n    got  %q\n    want %q", k, got[k], v))
-		}
-	}
-	for k, v := range got {
-		if _, ok := want[k]; !ok {
-			diffs = append(diffs, fmt.Sprintf("%s: unexpected %q", k, v))
-		}
-	}
-	sort.Strings(diffs)
-	if len(diffs) > 0 {
+	if diffs := testutil.DiffMaps(g.m.describe(), got); len(diffs) > 0 {
 		if len(diffs) > 20 {
 			diffs = diffs[:20]
 		}
@@ -835,10 +823,7 @@ func (g *rig) reopen() {
 // TestRandomOps runs a seeded random sequence of operations against the
 // model on several image layouts. Replay with -seed.
 func TestRandomOps(t *testing.T) {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
+	seed := testutil.Seed(t, *seedFlag)
 	nops := *opsFlag
 	if nops == 0 {
 		nops = 3000
@@ -846,7 +831,7 @@ func TestRandomOps(t *testing.T) {
 			nops = 600
 		}
 	}
-	t.Logf("seed %d (replay with -seed %d), %d operations per layout; public reader check: %v", seed, seed, nops, publicReader != nil)
+	t.Logf("%d operations per layout; public reader check: %v", nops, publicReader != nil)
 	layouts := []struct {
 		img  imageOpts
 		comp compress.Alg

@@ -123,10 +123,7 @@ func (o *op) create(dir ID, name string, mode, uid, gid uint32, rdev uint64) (ID
 	if err := checkName(name); err != nil {
 		return ID{}, nil, err
 	}
-	if err := o.writable(dir.Root); err != nil {
-		return ID{}, nil, err
-	}
-	dx, err := o.inode(dir)
+	dx, err := o.writableInode(dir)
 	if err != nil {
 		return ID{}, nil, err
 	}
@@ -163,10 +160,7 @@ func (f *FS) Link(target, dir ID, name string) error {
 		if target.Root != dir.Root {
 			return errf(syscall.EXDEV, "link %v as %q in %v", target, name, dir)
 		}
-		if err := o.writable(dir.Root); err != nil {
-			return err
-		}
-		dx, err := o.inode(dir)
+		dx, err := o.writableInode(dir)
 		if err != nil {
 			return err
 		}
@@ -210,10 +204,7 @@ func (f *FS) Rmdir(dir ID, name string) error {
 }
 
 func (o *op) unlink(dir ID, name string, wantDir bool) error {
-	if err := o.writable(dir.Root); err != nil {
-		return err
-	}
-	dx, err := o.inode(dir)
+	dx, err := o.writableInode(dir)
 	if err != nil {
 		return err
 	}

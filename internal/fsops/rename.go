@@ -33,10 +33,7 @@ func (o *op) rename(srcDir ID, srcName string, dstDir ID, dstName string, flags 
 	if srcDir.Root != dstDir.Root {
 		return errf(syscall.EXDEV, "rename %q in %v to %q in %v", srcName, srcDir, dstName, dstDir)
 	}
-	if err := o.writable(srcDir.Root); err != nil {
-		return err
-	}
-	sdx, err := o.dirInode(srcDir)
+	sdx, err := o.writableDir(srcDir)
 	if err != nil {
 		return err
 	}

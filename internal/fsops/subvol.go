@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/gobtrfs/gobtrfs/internal/ctree"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -130,10 +131,7 @@ func (o *op) prepareLink(dir ID, name string) (*item.InodeItem, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	if err := o.writable(dir.Root); err != nil {
-		return nil, err
-	}
-	dx, err := o.dirInode(dir)
+	dx, err := o.writableDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -224,10 +222,7 @@ func (f *FS) Snapshot(src ondisk.ObjectID, dir ID, name string, readonly bool) (
 // mirrors btrfs_delete_subvolume
 func (f *FS) DeleteSubvolume(dir ID, name string) error {
 	return f.run(func(o *op) error {
-		if err := o.writable(dir.Root); err != nil {
-			return err
-		}
-		dx, err := o.dirInode(dir)
+		dx, err := o.writableDir(dir)
 		if err != nil {
 			return err
 		}
@@ -308,22 +303,32 @@ func (o *op) defaultSubvol() (ondisk.ObjectID, error) {
 	return e.Location.ObjectID, nil
 }
 
-// addUUID records a new subvolume's uuid in the uuid tree, when there is one.
-// mirrors btrfs_uuid_tree_add
-func (o *op) addUUID(id ondisk.ObjectID) error {
+// uuidSlot returns the uuid tree and the UUID_SUBVOL key of subvolume id's
+// uuid; the tree is nil when there is no uuid tree or the subvolume has no
+// uuid.
+func (o *op) uuidSlot(id ondisk.ObjectID) (*ctree.Tree, ondisk.Key, error) {
 	ri, err := o.rootItem(id)
 	if err != nil || ri.UUID.IsZero() {
-		return err
+		return nil, ondisk.Key{}, err
 	}
 	ut, err := o.tree(ondisk.UUIDTreeObjectID)
 	if err != nil {
 		if isNotExist(err) {
-			return nil
+			err = nil
 		}
-		return err
+		return nil, ondisk.Key{}, err
 	}
 	oid, off := item.UUIDKey(ri.UUID)
-	key := ondisk.Key{ObjectID: ondisk.ObjectID(oid), Type: ondisk.UUIDKeySubvol, Offset: off}
+	return ut, ondisk.Key{ObjectID: ondisk.ObjectID(oid), Type: ondisk.UUIDKeySubvol, Offset: off}, nil
+}
+
+// addUUID records a new subvolume's uuid in the uuid tree, when there is one.
+// mirrors btrfs_uuid_tree_add
+func (o *op) addUUID(id ondisk.ObjectID) error {
+	ut, key, err := o.uuidSlot(id)
+	if ut == nil || err != nil {
+		return err
+	}
 	var x item.UUIDItem
 	if data, ok, err := ut.Lookup(key); err != nil {
 		return err
@@ -343,19 +348,10 @@ func (o *op) addUUID(id ondisk.ObjectID) error {
 
 // delUUID removes a subvolume from the uuid tree. mirrors btrfs_uuid_tree_remove
 func (o *op) delUUID(id ondisk.ObjectID) error {
-	ri, err := o.rootItem(id)
-	if err != nil || ri.UUID.IsZero() {
+	ut, key, err := o.uuidSlot(id)
+	if ut == nil || err != nil {
 		return err
 	}
-	ut, err := o.tree(ondisk.UUIDTreeObjectID)
-	if err != nil {
-		if isNotExist(err) {
-			return nil
-		}
-		return err
-	}
-	oid, off := item.UUIDKey(ri.UUID)
-	key := ondisk.Key{ObjectID: ondisk.ObjectID(oid), Type: ondisk.UUIDKeySubvol, Offset: off}
 	data, ok, err := ut.Lookup(key)
 	if err != nil || !ok {
 		return err

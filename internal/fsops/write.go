@@ -23,10 +23,7 @@ const (
 // mirrors btrfs_buffered_write followed by writeback (cow_file_range)
 func (f *FS) WriteAt(id ID, off uint64, data []byte) (int, error) {
 	err := f.run(func(o *op) error {
-		if err := o.writable(id.Root); err != nil {
-			return err
-		}
-		x, err := o.inode(id)
+		x, err := o.writableInode(id)
 		if err != nil {
 			return err
 		}

@@ -85,10 +85,7 @@ func (f *FS) SetXattr(id ID, name string, value []byte, flags int) error {
 		return errf(syscall.ENOSPC, "setxattr %q on %v: %d bytes", name, id, len(name)+len(value))
 	}
 	return f.run(func(o *op) error {
-		if err := o.writable(id.Root); err != nil {
-			return err
-		}
-		x, err := o.inode(id)
+		x, err := o.writableInode(id)
 		if err != nil {
 			return err
 		}
@@ -113,10 +110,7 @@ func (f *FS) SetXattr(id ID, name string, value []byte, flags int) error {
 // RemoveXattr deletes name; ENODATA if unset.
 func (f *FS) RemoveXattr(id ID, name string) error {
 	return f.run(func(o *op) error {
-		if err := o.writable(id.Root); err != nil {
-			return err
-		}
-		x, err := o.inode(id)
+		x, err := o.writableInode(id)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -208,18 +209,16 @@ func (x *fsx) step() {
 			fl.model = grow(fl.model, doff+want)
 			copy(fl.model[doff:], part)
 		}
-	case r < 77: // mmap read
+	case r < 77: // mmap read (in a helper process, see helper_test.go)
 		if size == 0 {
 			return
 		}
 		x.logf("mmap read %s", fl.name)
-		m, err := unix.Mmap(fd, 0, size, unix.PROT_READ, unix.MAP_SHARED)
-		x.check(err, "mmap")
-		if !bytes.Equal(m, fl.model) {
-			unix.Munmap(m)
+		sum, err := mmapRun("read", x.tm.path(fl.name), size, 0, nil)
+		x.check(err, "mmap read")
+		if sum != fmt.Sprintf("%x", sha256.Sum256(fl.model)) {
 			x.fatalf("mmap read of %s differs from the model", fl.name)
 		}
-		unix.Munmap(m)
 	case r < 82: // mmap write
 		if size == 0 {
 			return
@@ -227,14 +226,11 @@ func (x *fsx) step() {
 		off := x.rng.Intn(size)
 		n := 1 + x.rng.Intn(min(size-off, 64<<10))
 		x.logf("mmap write %s %d+%d", fl.name, off, n)
-		m, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-		x.check(err, "mmap")
 		data := make([]byte, n)
 		x.rng.Read(data)
-		copy(m[off:], data)
+		_, err := mmapRun("write", x.tm.path(fl.name), size, off, data)
+		x.check(err, "mmap write")
 		copy(fl.model[off:], data)
-		x.check(unix.Msync(m, unix.MS_SYNC), "msync")
-		x.check(unix.Munmap(m), "munmap")
 	case r < 88: // close and reopen
 		x.logf("reopen %s", fl.name)
 		fl.f.Close()

@@ -62,7 +62,7 @@ func ReadDir(t *ctree.Tree, ino ondisk.ObjectID, from uint64, fn func(DirEntry) 
 // that item is damaged it falls back to scanning DIR_INDEX (LookupIndex).
 // Not found satisfies errors.Is(err, fs.ErrNotExist). mirrors btrfs_lookup_dir_item
 func Lookup(t *ctree.Tree, dir ondisk.ObjectID, name string) (DirEntry, error) {
-	key := ondisk.Key{ObjectID: dir, Type: ondisk.DirItemKey, Offset: NameHash([]byte(name))}
+	key := ondisk.Key{ObjectID: dir, Type: ondisk.DirItemKey, Offset: item.NameHash([]byte(name))}
 	data, ok, err := t.Lookup(key)
 	if err != nil {
 		return DirEntry{}, fmt.Errorf("lookup %q in dir %d (tree %s): %w", name, dir, ondisk.TreeName(t.ID), err)

@@ -10,9 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
-	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
@@ -20,16 +18,7 @@ import (
 )
 
 func openFSTree(t *testing.T, img string) *ctree.Tree {
-	dev, err := blockdev.OpenFile(img, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
-	info, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := info.Tree(ondisk.FSTreeObjectID)
+	tr, err := testimg.OpenFS(t, img).Tree(ondisk.FSTreeObjectID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +28,7 @@ func openFSTree(t *testing.T, img string) *ctree.Tree {
 // TestNameHashMatchesProgs checks NameHash against the DIR_ITEM keys
 // btrfs-progs wrote, as printed by dump-tree.
 func TestNameHashMatchesProgs(t *testing.T) {
-	testutil.NeedProgs(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	testimg.BuildSource(t, src, testimg.SourceOptions{Seed: 7, ManyFiles: 50})
-	img := filepath.Join(dir, "img")
-	testutil.MkfsRootdir(t, src, img, 256<<20, "-n", "4096")
+	_, img := testimg.MkfsSource(t, testimg.SourceOptions{Seed: 7, ManyFiles: 50}, 256<<20, "-n", "4096")
 	out := []byte(testutil.Run(t, "btrfs", "inspect-internal", "dump-tree", "-t", "fs", img))
 	re := regexp.MustCompile(`key \(\d+ (?:DIR_ITEM|XATTR_ITEM) (\d+)\)[^\n]*\n[^\n]*\n[^\n]*\n\s+name: ([^\n]*)`)
 	ms := re.FindAllSubmatch(out, -1)
@@ -53,7 +37,7 @@ func TestNameHashMatchesProgs(t *testing.T) {
 	}
 	for _, m := range ms {
 		want, _ := strconv.ParseUint(string(m[1]), 10, 64)
-		if got := NameHash(m[2]); got != want {
+		if got := item.NameHash(m[2]); got != want {
 			t.Errorf("NameHash(%q) = %d, progs %d", m[2], got, want)
 		}
 	}
@@ -63,12 +47,7 @@ func TestNameHashMatchesProgs(t *testing.T) {
 // TestDirectoryWalk lists every directory, looks every name up through the
 // hash, and checks back references, paths, xattrs and extents.
 func TestDirectoryWalk(t *testing.T) {
-	testutil.NeedProgs(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	testimg.BuildSource(t, src, testimg.SourceOptions{Seed: 3, ManyFiles: 500})
-	img := filepath.Join(dir, "img")
-	testutil.MkfsRootdir(t, src, img, 256<<20, "-n", "4096", "-m", "single")
+	src, img := testimg.MkfsSource(t, testimg.SourceOptions{Seed: 3, ManyFiles: 500}, 256<<20, "-n", "4096", "-m", "single")
 	tr := openFSTree(t, img)
 	var walk func(ino ondisk.ObjectID, rel string)
 	n := 0

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
 // Xattr is one extended attribute.
@@ -39,7 +40,7 @@ func Xattrs(t *ctree.Tree, ino ondisk.ObjectID) ([]Xattr, error) {
 // GetXattr returns the value of xattr name of ino; not found satisfies
 // errors.Is(err, fs.ErrNotExist). mirrors btrfs_getxattr
 func GetXattr(t *ctree.Tree, ino ondisk.ObjectID, name string) ([]byte, error) {
-	key := ondisk.Key{ObjectID: ino, Type: ondisk.XattrItemKey, Offset: NameHash([]byte(name))}
+	key := ondisk.Key{ObjectID: ino, Type: ondisk.XattrItemKey, Offset: item.NameHash([]byte(name))}
 	data, ok, err := t.Lookup(key)
 	if err != nil {
 		return nil, fmt.Errorf("getxattr %q of inode %d (tree %s): %w", name, ino, ondisk.TreeName(t.ID), err)

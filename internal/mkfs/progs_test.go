@@ -2,6 +2,7 @@ package mkfs
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strconv"
@@ -12,10 +13,13 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testimg"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // Helpers that run btrfs-progs and our own reader over images.
+
+var le = binary.LittleEndian
 
 // makeImage runs Make on a new sparse file.
 func makeImage(t testing.TB, path string, size uint64, cfg Config) {
@@ -81,19 +85,11 @@ type blockGroupView struct{ length, used, flags uint64 }
 // any read error fails the test.
 func readImage(t testing.TB, img string) *fsView {
 	t.Helper()
-	dev, err := blockdev.OpenFile(img, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	f, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatalf("fsinfo.Open: %v", err)
-	}
+	f := testimg.OpenFS(t, img)
 	v := &fsView{super: f.Super, kinds: map[ondisk.ObjectID]map[string]int{},
 		bgs: map[ondisk.LogicalAddr]blockGroupView{}}
 	ids := []ondisk.ObjectID{ondisk.RootTreeObjectID, ondisk.ChunkTreeObjectID}
-	err = f.RootTree.Range(ondisk.Key{}, ondisk.MaxKey, func(k ondisk.Key, _ []byte) bool {
+	err := f.RootTree.Range(ondisk.Key{}, ondisk.MaxKey, func(k ondisk.Key, _ []byte) bool {
 		if k.Type == ondisk.RootItemKey {
 			ids = append(ids, k.ObjectID)
 		}

@@ -7,7 +7,7 @@ import (
 
 // The items of each tree of an empty filesystem, as mkfs.btrfs leaves them.
 
-const modeDir0755 = 0o040755
+const modeDir0755 = item.SIFDIR | 0o755
 
 // chunkTreeItems: the device item and one CHUNK_ITEM per chunk.
 func (im *image) chunkTreeItems() []Item {
@@ -113,7 +113,7 @@ func (im *image) rootTreeItems(roots map[ondisk.ObjectID]*Tree) []Item {
 	return append(items,
 		Item{Key: ondisk.Key{ObjectID: ondisk.RootTreeDirObjectID, Type: ondisk.InodeItemKey}, Data: dirIno.Bytes()},
 		inodeRef(ondisk.RootTreeDirObjectID, ondisk.RootTreeDirObjectID, 0, ".."),
-		dirItem(ondisk.RootTreeDirObjectID, "default", fsRoot, fileTypeDir),
+		dirItem(ondisk.RootTreeDirObjectID, "default", fsRoot, item.FTDir),
 		inodeRef(ondisk.FSTreeObjectID, ondisk.RootTreeDirObjectID, 0, "default"),
 	)
 }

@@ -15,19 +15,14 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 	"github.com/gobtrfs/gobtrfs/internal/volume"
 )
 
 var seedFlag = flag.Int64("seed", 0, "seed for randomized tests (0: time-based)")
 
-func testSeed(t *testing.T) int64 {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	t.Logf("seed %d (replay with -seed %d)", seed, seed)
-	return seed
-}
+func testSeed(t *testing.T) int64 { return testutil.Seed(t, *seedFlag) }
 
 // chunkWant is one chunk as btrfs inspect-internal dump-tree -t chunk shows
 // it for an image mkfs.btrfs 6.2 made.
@@ -162,7 +157,7 @@ func TestRootdirWithoutPopulatorLeavesDeviceAlone(t *testing.T) {
 
 func TestNameHash(t *testing.T) {
 	// The DIR_ITEM key of "default" in every mkfs.btrfs image.
-	if got := nameHash("default"); got != 2378154706 {
+	if got := item.NameHash([]byte("default")); got != 2378154706 {
 		t.Fatalf("nameHash(default) = %d, want 2378154706", got)
 	}
 }

@@ -11,11 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/csum"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
-	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testimg"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -78,27 +77,13 @@ func mkfsImage(t *testing.T, args ...string) string {
 	return img
 }
 
-func openImage(t *testing.T, img string) *fsinfo.FSInfo {
-	t.Helper()
-	dev, err := blockdev.OpenFile(img, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
-	fs, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fs
-}
-
 // TestDumpTreeAndSuperMatchProgs compares DumpTree and DumpSuper with
 // btrfs-progs on a small mkfs image (the CLI tests in cmd/gobtrfs cover many
 // more images and options). The first line of dump-tree, the program banner,
 // is the only thing dropped.
 func TestDumpTreeAndSuperMatchProgs(t *testing.T) {
 	img := mkfsImage(t, "-n", "4096")
-	fs := openImage(t, img)
+	fs := testimg.OpenFS(t, img)
 	var got bytes.Buffer
 	if err := DumpTree(&got, fs, TreeOptions{}); err != nil {
 		t.Fatal(err)
@@ -148,7 +133,7 @@ func firstDiff(a, b string) string {
 // go on with the other trees and report the bad block through Warn.
 func TestDumpTreeCorruptBlock(t *testing.T) {
 	img := mkfsImage(t, "-n", "4096", "-m", "single")
-	fs := openImage(t, img)
+	fs := testimg.OpenFS(t, img)
 	ri, _, err := fs.RootItem(ondisk.FSTreeObjectID)
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +148,7 @@ func TestDumpTreeCorruptBlock(t *testing.T) {
 	}
 	f.WriteAt([]byte{0xde, 0xad}, int64(copies[0].Physical)+200)
 	f.Close()
-	fs = openImage(t, img)
+	fs = testimg.OpenFS(t, img)
 	var warnings []string
 	var out bytes.Buffer
 	err = DumpTree(&out, fs, TreeOptions{Warn: func(s string) { warnings = append(warnings, s) }})

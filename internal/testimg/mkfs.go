@@ -56,3 +56,19 @@ func DumpTreeCount(t testing.TB, img, tree, substr string) int {
 	t.Helper()
 	return strings.Count(testutil.Run(t, "btrfs", "inspect-internal", "dump-tree", "-t", tree, img), substr)
 }
+
+// MkfsSource builds a source tree (BuildSource, its notes logged) in a new
+// directory and an image of it of size bytes with mkfs.btrfs --rootdir and
+// extra arguments, checked with btrfs check. It skips without btrfs-progs.
+func MkfsSource(t testing.TB, o SourceOptions, size int64, args ...string) (src, img string) {
+	t.Helper()
+	testutil.NeedProgs(t)
+	dir := t.TempDir()
+	src = filepath.Join(dir, "src")
+	for _, n := range BuildSource(t, src, o) {
+		t.Log(n)
+	}
+	img = filepath.Join(dir, "img")
+	testutil.MkfsRootdir(t, src, img, size, args...)
+	return src, img
+}

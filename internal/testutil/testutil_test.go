@@ -75,3 +75,15 @@ func TestMkfsCheckAndMount(t *testing.T) {
 	}
 	// the cleanups unmount both and detach dev
 }
+
+func TestDiffMaps(t *testing.T) {
+	want := map[string]string{"a": "1", "b": "2", "c": "3"}
+	got := map[string]string{"a": "1", "b": "two", "d": "4"}
+	d := DiffMaps(want, got)
+	if len(d) != 3 || !strings.HasPrefix(d[0], "b:") || !strings.HasPrefix(d[1], "c:") || d[2] != `d: unexpected "4"` {
+		t.Fatalf("DiffMaps: %q", d)
+	}
+	if d := DiffMaps(want, want); len(d) != 0 {
+		t.Fatalf("equal maps differ: %q", d)
+	}
+}
