@@ -42,13 +42,13 @@ func openImgFS(image string, opts fsops.Options) (*imgFS, error) {
 // wins. What was done before an error is kept, as cp and rm keep it.
 func (m *imgFS) finish(err error) error {
 	cerr := m.fs.Close()
-	if err != nil {
-		return err
-	}
 	if cerr != nil {
-		return fmt.Errorf("%s: commit: %w", m.image, cerr)
+		cerr = fmt.Errorf("%s: commit: %w", m.image, cerr)
 	}
-	return nil
+	if err != nil {
+		return errors.Join(err, cerr) // a failed commit loses what was done: say so
+	}
+	return cerr
 }
 
 // pathErr names the image path in an error, keeping the errno readable:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"syscall"
@@ -77,7 +78,7 @@ func (m *imgFS) put(srcs []string, dest string) error {
 				}
 				continue
 			}
-			if err := c.copyIn(s, did, name, dest+"/"+name); err != nil {
+			if err := c.copyIn(s, did, name, path.Join(dest, name)); err != nil {
 				return err
 			}
 		}
@@ -111,7 +112,7 @@ func (c *copier) copyContents(src string, dir fsops.ID, ipath string) error {
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	for _, e := range ents {
-		if err := c.copyIn(filepath.Join(src, e.Name()), dir, e.Name(), ipath+"/"+e.Name()); err != nil {
+		if err := c.copyIn(filepath.Join(src, e.Name()), dir, e.Name(), path.Join(ipath, e.Name())); err != nil {
 			return err
 		}
 	}
@@ -217,7 +218,7 @@ func (c *copier) copyData(src string, id fsops.ID, ipath string, size int64) err
 			n, err := f.ReadAt(buf[:min(int64(len(buf)), hole-p)], p)
 			if n > 0 {
 				if _, werr := c.m.fs.WriteAt(id, uint64(p), buf[:n]); werr != nil {
-					return pathErr(ipath, werr)
+					return noSpaceErr(ipath, werr, p, size)
 				}
 				p += int64(n)
 			}
@@ -235,6 +236,16 @@ func (c *copier) copyData(src string, id fsops.ID, ipath string, size int64) err
 		return pathErr(ipath, err)
 	}
 	return nil
+}
+
+// noSpaceErr names the image path in a write error; when the image is full
+// it says how much of the file was copied (that part stays, as cp leaves
+// it).
+func noSpaceErr(ipath string, err error, copied, size int64) error {
+	if !errors.Is(err, syscall.ENOSPC) {
+		return pathErr(ipath, err)
+	}
+	return fmt.Errorf("%s: %w: the image is full (%d of %d bytes copied)", ipath, syscall.ENOSPC, copied, size)
 }
 
 // copyMeta copies xattrs, then mode, owner and times.

@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"fmt"
 	"syscall"
 	"time"
 
@@ -48,10 +49,12 @@ func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
 				}
 				return errf(syscall.EINVAL, "truncate %v", id)
 			}
-			if err := o.truncate(id, x, a.Size); err != nil {
+			if err := o.truncate(id, x, a.Size, itemsInode); err != nil {
 				return err
 			}
 			o.touch(x, true)
+		} else if err := o.reserve(itemsInode); err != nil {
+			return fmt.Errorf("setattr %v: %w", id, err)
 		}
 		if a.Valid&SetMode != 0 {
 			x.Mode = x.Mode&item.SIFMT | a.Mode&0o7777

@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"fmt"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -86,15 +87,27 @@ func (o *op) clone(src ID, sx *item.InodeItem, srcOff uint64, dst ID, dx *item.I
 		}
 		return o.write(dst, dx, dstOff, data)
 	}
+	st := &store{}
 	if inl, err := o.inlineExtent(dst); err != nil {
 		return err
 	} else if inl != nil {
-		if err := o.uninline(dst, dx, inl); err != nil {
+		if err := o.addUninline(st, dst, dx, inl); err != nil {
 			return err
 		}
 	}
 	es, err := o.extents(src, srcOff, srcOff+alen)
 	if err != nil {
+		return err
+	}
+	des, err := o.extents(dst, dstOff, dstOff+alen)
+	if err != nil {
+		return err
+	}
+	items := itemsInode + itemsHoles + manyItems(len(es)) + 2 + manyItems(len(des)) + 2
+	if err := o.reserveStore(st, items, false); err != nil {
+		return fmt.Errorf("clone %v to %v: %w", src, dst, err)
+	}
+	if err := o.applyStore(dst, dx, st); err != nil {
 		return err
 	}
 	freed, err := o.dropExtents(dst, dstOff, dstOff+alen)

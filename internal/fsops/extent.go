@@ -96,7 +96,7 @@ func (o *op) insertExtent(id ID, e fext) error {
 	if e.IsInline() || e.DiskBytenr == 0 {
 		return nil
 	}
-	o.f.touched[e.DiskBytenr] = true
+	o.f.touchExtent(e.DiskBytenr, id, e.refOffset())
 	if err := o.h.AddDataRef(e.DiskBytenr, e.DiskNumBytes, id.Root, id.Ino, e.refOffset()); err != nil {
 		return fmt.Errorf("add data ref %d for %v at %d: %w", e.DiskBytenr, id, e.off, err)
 	}
@@ -178,7 +178,7 @@ func (o *op) dropExtents(id ID, start, end uint64) (uint64, error) {
 				return freed, fmt.Errorf("delete file extent %d of %v: %w", e.off, id, err)
 			}
 			if !e.hole() {
-				o.f.touched[e.DiskBytenr] = true
+				o.f.touchExtent(e.DiskBytenr, id, e.refOffset())
 				if err := o.h.DropDataRef(e.DiskBytenr, e.DiskNumBytes, id.Root, id.Ino, e.refOffset()); err != nil {
 					return freed, fmt.Errorf("drop data ref %d of %v: %w", e.DiskBytenr, id, err)
 				}

@@ -54,13 +54,15 @@ func (f *FS) Fallocate(id ID, mode uint32, off, length uint64) error {
 }
 
 // prealloc gives every part of [off, end) that has no disk space a
-// preallocated extent. mirrors btrfs_prealloc_file_range
+// preallocated extent. The extents are allocated before any change, so
+// ENOSPC leaves the file as it was. mirrors btrfs_prealloc_file_range
 func (o *op) prealloc(id ID, x *item.InodeItem, off, end uint64, keep bool) error {
 	ss := o.f.sectorSize
+	st := &store{}
 	if inl, err := o.inlineExtent(id); err != nil {
 		return err
 	} else if inl != nil {
-		if err := o.uninline(id, x, inl); err != nil {
+		if err := o.addUninline(st, id, x, inl); err != nil {
 			return err
 		}
 	}
@@ -69,29 +71,45 @@ func (o *op) prealloc(id ID, x *item.InodeItem, off, end uint64, keep bool) erro
 	if err != nil {
 		return err
 	}
+	var gaps []preallocGap
 	pos := start
-	fill := func(a, b uint64) error {
-		if a >= b {
-			return nil
-		}
-		freed, err := o.dropExtents(id, a, b) // explicit holes only
-		if err != nil {
-			return err
-		}
-		x.NBytes -= freed
-		return o.preallocRange(id, x, a, b)
-	}
 	for _, e := range es {
 		if e.hole() {
 			continue
 		}
-		if err := fill(pos, max(pos, e.off)); err != nil {
-			return err
+		if pos < e.off {
+			gaps = append(gaps, preallocGap{a: pos, b: e.off})
 		}
 		pos = max(pos, e.end(ss))
 	}
-	if err := fill(pos, stop); err != nil {
+	if pos < stop {
+		gaps = append(gaps, preallocGap{a: pos, b: stop})
+	}
+	items := itemsInode + itemsHoles + manyItems(len(es)) + 2
+	for _, g := range gaps {
+		st.need += g.b - g.a
+		items += o.f.cowItems(g.b-g.a, false)
+	}
+	if err := o.reserveStore(st, items, false); err != nil {
+		return fmt.Errorf("fallocate %v at %d+%d: %w", id, off, end-off, err)
+	}
+	for i := range gaps {
+		if err := o.allocGap(id, &gaps[i]); err != nil {
+			return err
+		}
+	}
+	if err := o.applyStore(id, x, st); err != nil {
 		return err
+	}
+	for _, g := range gaps {
+		freed, err := o.dropExtents(id, g.a, g.b) // explicit holes only
+		if err != nil {
+			return err
+		}
+		x.NBytes -= freed
+		if err := o.preallocRange(id, x, g); err != nil {
+			return err
+		}
 	}
 	x.Flags |= item.InodePrealloc
 	grow := !keep && end > x.Size
@@ -106,27 +124,44 @@ func (o *op) prealloc(id ID, x *item.InodeItem, off, end uint64, keep bool) erro
 	return nil
 }
 
-// preallocRange inserts preallocated extents over [a, b).
-func (o *op) preallocRange(id ID, x *item.InodeItem, a, b uint64) error {
-	for a < b {
-		addr, n, err := o.allocData(min(b-a, maxExtent))
+// preallocGap is a range without disk space to preallocate, with the
+// extents allocated for it.
+type preallocGap struct {
+	a, b   uint64
+	extent []cowPiece // addr and ram only
+}
+
+// allocGap allocates extents covering a gap, each up to 128 MiB.
+func (o *op) allocGap(id ID, g *preallocGap) error {
+	for a := g.a; a < g.b; {
+		addr, n, err := o.allocData(min(g.b-a, maxExtent))
 		if err != nil {
 			return fmt.Errorf("fallocate %v at %d: %w", id, a, err)
 		}
-		e := fext{a, item.FileExtentItem{Generation: ondisk.Generation(o.transid), RAMBytes: n,
-			Type: item.FileExtentPrealloc, DiskBytenr: addr, DiskNumBytes: n, NumBytes: n}}
+		g.extent = append(g.extent, cowPiece{off: a, ram: n, addr: addr})
+		a += n
+	}
+	return nil
+}
+
+// preallocRange inserts the preallocated extents of a gap.
+func (o *op) preallocRange(id ID, x *item.InodeItem, g preallocGap) error {
+	for _, p := range g.extent {
+		e := fext{p.off, item.FileExtentItem{Generation: ondisk.Generation(o.transid), RAMBytes: p.ram,
+			Type: item.FileExtentPrealloc, DiskBytenr: p.addr, DiskNumBytes: p.ram, NumBytes: p.ram}}
 		if err := o.insertExtent(id, e); err != nil {
 			return err
 		}
-		x.NBytes += n
-		a += n
+		x.NBytes += p.ram
 	}
 	return nil
 }
 
 // punchHole deallocates [off, end): partial sectors at the edges are zeroed,
 // whole sectors lose their extents (hole extents without NO_HOLES). The size
-// does not change. mirrors btrfs_punch_hole
+// does not change. It reserves from the global reserve as it frees space,
+// but zeroing a partial sector of written data needs a sector of data space.
+// mirrors btrfs_punch_hole
 func (o *op) punchHole(id ID, x *item.InodeItem, off, end uint64) error {
 	ss := o.f.sectorSize
 	inl, err := o.inlineExtent(id)
@@ -136,6 +171,9 @@ func (o *op) punchHole(id ID, x *item.InodeItem, off, end uint64) error {
 	if inl != nil {
 		if off >= x.Size {
 			return nil
+		}
+		if err := o.reserveForDelete(itemsInode + 2); err != nil {
+			return fmt.Errorf("punch hole in %v: %w", id, err)
 		}
 		data, err := o.inlineData(id, inl)
 		if err != nil {
@@ -150,24 +188,38 @@ func (o *op) punchHole(id ID, x *item.InodeItem, off, end uint64) error {
 		o.touch(x, true)
 		return nil
 	}
+	st := &store{}
 	lo, hi := alignUp(off, ss), alignDown(end, ss)
 	if lo > hi {
 		// inside one sector
-		if err := o.zeroPartial(id, x, off, end); err != nil {
+		if err := o.addZero(st, id, x, off, end); err != nil {
 			return err
 		}
-		o.touch(x, true)
-		return nil
+	} else {
+		if off < lo {
+			if err := o.addZero(st, id, x, off, lo); err != nil {
+				return err
+			}
+		}
+		if end > hi {
+			if err := o.addZero(st, id, x, hi, end); err != nil {
+				return err
+			}
+		}
 	}
-	if off < lo {
-		if err := o.zeroPartial(id, x, off, lo); err != nil {
+	n := 0
+	if lo < hi {
+		es, err := o.extents(id, lo, hi)
+		if err != nil {
 			return err
 		}
+		n = len(es)
 	}
-	if end > hi {
-		if err := o.zeroPartial(id, x, hi, end); err != nil {
-			return err
-		}
+	if err := o.reserveStore(st, itemsInode+itemsHoles+manyItems(n)+2, true); err != nil {
+		return fmt.Errorf("punch hole in %v at %d+%d: %w", id, off, end-off, err)
+	}
+	if err := o.applyStore(id, x, st); err != nil {
+		return err
 	}
 	if lo < hi {
 		freed, err := o.dropExtents(id, lo, hi)

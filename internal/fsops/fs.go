@@ -1,8 +1,10 @@
 package fsops
 
 import (
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
@@ -53,9 +55,13 @@ type FS struct {
 	nextIno   map[ondisk.ObjectID]ondisk.ObjectID // per tree: next free inode number
 	nextIndex map[ID]uint64                       // per directory: next DIR_INDEX
 	// touched holds the data extents whose references changed since our
-	// last commit: the extent tree does not show them yet, so they are
-	// never overwritten in place.
-	touched map[ondisk.LogicalAddr]bool
+	// last commit, with whose they were: the extent tree does not show them
+	// yet, so they are overwritten in place only when this inode alone
+	// changed them (see canNoCow).
+	touched map[ondisk.LogicalAddr]refOwner
+
+	space       dataSpace     // data space accounting (own lock)
+	nocowChecks atomic.Uint64 // CanNocow calls
 }
 
 // New wraps an open transaction layer.
@@ -75,7 +81,7 @@ func New(fi *fsinfo.FSInfo, t *txn.FS, opts Options) *FS {
 		extref:     sb.IncompatFlags&ondisk.IncompatExtendedIref != 0,
 		nextIno:    map[ondisk.ObjectID]ondisk.ObjectID{},
 		nextIndex:  map[ID]uint64{},
-		touched:    map[ondisk.LogicalAddr]bool{},
+		touched:    map[ondisk.LogicalAddr]refOwner{},
 	}
 }
 
@@ -93,6 +99,11 @@ func (f *FS) SectorSize() uint64 { return f.sectorSize }
 func (f *FS) Commit() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.commitLocked()
+}
+
+// commitLocked commits; the caller holds f.mu.
+func (f *FS) commitLocked() error {
 	if err := f.T.Commit(); err != nil {
 		return err
 	}
@@ -108,20 +119,55 @@ type op struct {
 	transid uint64
 	now     item.Timespec
 	trees   map[ondisk.ObjectID]*ctree.Tree
+
+	// ownRsv is the ReserveData reservation the operation consumes
+	// (WriteAtReserved); retried is set on the run after a space commit.
+	ownRsv  uint64
+	retried bool
 }
 
-// run executes fn in a handle of the current transaction.
+// run executes fn in a handle of the current transaction. When fn finds
+// too little data space while freed space is pinned (errSpaceRetry, before
+// it changed anything), run commits and runs it once more.
 func (f *FS) run(fn func(o *op) error) error {
+	return f.runReserved(0, fn)
+}
+
+// runReserved is run for an operation that consumes rsv bytes of a
+// ReserveData reservation: they are released when it succeeds.
+func (f *FS) runReserved(rsv uint64, fn func(o *op) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	err := f.runOnce(rsv, false, fn)
+	var retry *errSpaceRetry
+	if errors.As(err, &retry) {
+		if err := f.commitLocked(); err != nil {
+			return err
+		}
+		f.space.mu.Lock()
+		f.space.stats.SpaceCommits++
+		f.space.mu.Unlock()
+		err = f.runOnce(rsv, true, fn)
+	}
+	return err
+}
+
+func (f *FS) runOnce(rsv uint64, retried bool, fn func(o *op) error) error {
 	h, err := f.T.Begin()
 	if err != nil {
 		return err
 	}
 	defer h.End()
 	o := &op{f: f, h: h, a: h.Alloc(), transid: uint64(h.Transid()),
-		now: item.TimespecOf(f.opts.Now()), trees: map[ondisk.ObjectID]*ctree.Tree{}}
-	return fn(o)
+		now: item.TimespecOf(f.opts.Now()), trees: map[ondisk.ObjectID]*ctree.Tree{},
+		ownRsv: rsv, retried: retried}
+	err = fn(o)
+	consumed := rsv
+	if err != nil {
+		consumed = 0
+	}
+	f.endSpace(true, consumed)
+	return err
 }
 
 // tree returns subvolume (or global) tree id.

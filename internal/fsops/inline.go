@@ -69,18 +69,3 @@ func (o *op) replaceInline(id ID, x *item.InodeItem, old *fext, content []byte) 
 	x.NBytes += uint64(len(content))
 	return nil
 }
-
-// uninline turns the inline extent into a regular one-sector extent, before
-// the file grows past what inline extents hold.
-func (o *op) uninline(id ID, x *item.InodeItem, inl *fext) error {
-	data, err := o.inlineData(id, inl)
-	if err != nil {
-		return err
-	}
-	if err := o.replaceInline(id, x, inl, nil); err != nil {
-		return err
-	}
-	buf := make([]byte, o.f.sectorSize)
-	copy(buf, data[:min(uint64(len(data)), x.Size)])
-	return o.cowRange(id, x, 0, buf)
-}

@@ -75,6 +75,25 @@ func (o *op) dropLink(id ID, x *item.InodeItem) error {
 	return o.putInode(id, x)
 }
 
+// dropLinkItems is the reservation for dropLink beyond the name itself:
+// when the inode goes, the leaves holding its items change.
+func (o *op) dropLinkItems(id ID, x *item.InodeItem) (int, error) {
+	if x.NLink > 1 && !isDir(x.Mode) {
+		return 0, nil
+	}
+	t, err := o.tree(id.Root)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	err = t.Range(ondisk.Key{ObjectID: id.Ino}, ondisk.Key{ObjectID: id.Ino, Type: 0xff, Offset: ^uint64(0)},
+		func(ondisk.Key, []byte) bool { n++; return true })
+	if err != nil {
+		return 0, fmt.Errorf("items of inode %v: %w", id, err)
+	}
+	return manyItems(n), nil
+}
+
 // deleteInode removes every item of an inode, dropping the references of its
 // data extents. mirrors btrfs_truncate_inode_items(0) + btrfs_evict_inode
 func (o *op) deleteInode(id ID) error {

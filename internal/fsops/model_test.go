@@ -145,6 +145,11 @@ type rig struct {
 	ss   int
 	nops int
 	log  []string
+
+	// noSpace lets operations fail with ENOSPC (a filesystem run full):
+	// they must then change nothing; deletions must never fail so.
+	noSpace  bool
+	noSpaces map[string]int // ENOSPC answers per operation
 }
 
 func (g *rig) logf(format string, args ...any) {
@@ -159,8 +164,27 @@ func (g *rig) fatalf(format string, args ...any) {
 	g.t.Fatalf("op %d: %s\nlast operations:\n  %s", g.nops, fmt.Sprintf(format, args...), strings.Join(g.log, "\n  "))
 }
 
-// expect compares an operation's error with the model's verdict.
+// expect compares an operation's error with the model's verdict. On a
+// filesystem run full (noSpace), ENOSPC is accepted where success is
+// expected, and expect returns false: the operation must have changed
+// nothing.
 func (g *rig) expect(what string, err error, want syscall.Errno) bool {
+	g.t.Helper()
+	if g.noSpace {
+		if aerr := g.f.T.Aborted(); aerr != nil {
+			g.fatalf("%s: filesystem aborted: %v", what, aerr)
+		}
+		if want == 0 && errors.Is(err, syscall.ENOSPC) {
+			g.noSpaces[strings.Fields(what)[0]]++
+			g.logf("  -> ENOSPC")
+			return false
+		}
+	}
+	return g.expectStrict(what, err, want)
+}
+
+// expectStrict is expect for operations that free space: ENOSPC is a failure.
+func (g *rig) expectStrict(what string, err error, want syscall.Errno) bool {
 	g.t.Helper()
 	if want == 0 {
 		if err != nil {
@@ -282,13 +306,23 @@ var opWeights = []struct {
 	{"delsubvol", 1}, {"readonly", 1},
 }
 
+// fullWeights adds large writes that fill a small filesystem.
+var fullWeights = append([]struct {
+	name string
+	w    int
+}{{"fill", 6}}, opWeights...)
+
 func (g *rig) step() {
+	ws := opWeights
+	if g.noSpace {
+		ws = fullWeights
+	}
 	total := 0
-	for _, o := range opWeights {
+	for _, o := range ws {
 		total += o.w
 	}
 	x := g.r.Intn(total)
-	for _, o := range opWeights {
+	for _, o := range ws {
 		if x < o.w {
 			g.do(o.name)
 			return
@@ -298,6 +332,19 @@ func (g *rig) step() {
 }
 
 func (g *rig) touch(n *mnode) { n.times = nil }
+
+// unchanged checks a file an operation refused to change.
+func (g *rig) unchanged(p place) {
+	g.t.Helper()
+	got, err := g.f.ReadAt(p.node.id, 0, len(p.node.data)+1)
+	if err != nil {
+		g.fatalf("read %s after a refused change: %v", p.path, err)
+	}
+	if !bytes.Equal(got, p.node.data) {
+		g.fatalf("%s changed although the operation failed (size %d, model %d)", p.path, len(got), len(p.node.data))
+	}
+	checkNBytes(g.t, g.f, p.node.id)
+}
 
 func (g *rig) do(op string) {
 	f, r := g.f, g.r
@@ -351,7 +398,29 @@ func (g *rig) do(op string) {
 		data := g.randomData(g.size())
 		g.logf("write %s %d+%d", p.path, off, len(data))
 		_, err := f.WriteAt(p.node.id, uint64(off), data)
-		g.expect("write "+p.path, err, 0)
+		if !g.expect("write "+p.path, err, 0) {
+			g.unchanged(p)
+			return
+		}
+		p.node.data = ensure(p.node.data, off+len(data))
+		copy(p.node.data[off:], data)
+		g.touch(p.node)
+	case "fill":
+		p, ok := g.pickFile(true)
+		if !ok {
+			return
+		}
+		off := len(p.node.data)
+		if g.r.Intn(3) == 0 {
+			off = g.offset(len(p.node.data))
+		}
+		data := g.randomData(1<<20 + g.r.Intn(7<<20))
+		g.logf("fill %s %d+%d", p.path, off, len(data))
+		_, err := f.WriteAt(p.node.id, uint64(off), data)
+		if !g.expect("fill "+p.path, err, 0) {
+			g.unchanged(p)
+			return
+		}
 		p.node.data = ensure(p.node.data, off+len(data))
 		copy(p.node.data[off:], data)
 		g.touch(p.node)
@@ -362,7 +431,10 @@ func (g *rig) do(op string) {
 		}
 		n := g.r.Intn(2*len(p.node.data) + 3*g.ss)
 		g.logf("truncate %s %d", p.path, n)
-		g.expect("truncate "+p.path, f.Truncate(p.node.id, uint64(n)), 0)
+		if !g.expect("truncate "+p.path, f.Truncate(p.node.id, uint64(n)), 0) {
+			g.unchanged(p)
+			return
+		}
 		if n < len(p.node.data) {
 			p.node.data = p.node.data[:n]
 		}
@@ -382,7 +454,10 @@ func (g *rig) do(op string) {
 			mode = FallocKeepSize
 		}
 		g.logf("fallocate %s %#x %d+%d", p.path, mode, off, n)
-		g.expect("fallocate "+p.path, f.Fallocate(p.node.id, mode, uint64(off), uint64(n)), 0)
+		if !g.expect("fallocate "+p.path, f.Fallocate(p.node.id, mode, uint64(off), uint64(n)), 0) {
+			g.unchanged(p)
+			return
+		}
 		end := off + n
 		if op == "punch" {
 			if off < len(p.node.data) {
@@ -418,7 +493,10 @@ func (g *rig) do(op string) {
 			return
 		}
 		g.logf("clone %s %d+%d -> %s %d", src.path, so, n, dst.path, do)
-		g.expect("clone", f.Clone(src.node.id, uint64(so), dst.node.id, uint64(do), uint64(n)), 0)
+		if !g.expect("clone", f.Clone(src.node.id, uint64(so), dst.node.id, uint64(do), uint64(n)), 0) {
+			g.unchanged(dst)
+			return
+		}
 		data := append([]byte(nil), src.node.data[so:so+n]...)
 		dst.node.data = ensure(dst.node.data, do+n)
 		copy(dst.node.data[do:], data)
@@ -469,7 +547,7 @@ func (g *rig) do(op string) {
 		} else {
 			err = f.Unlink(p.dirID, p.name)
 		}
-		if g.expect(op+" "+p.path, err, want) {
+		if g.expectStrict(op+" "+p.path, err, want) {
 			delete(p.dir.kids, p.name)
 			g.touch(p.dir)
 			g.touch(p.node)
@@ -488,7 +566,9 @@ func (g *rig) do(op string) {
 		if op == "setxattr" {
 			val := string(g.randomData(g.r.Intn(300)))
 			g.logf("setxattr %s %s", p.path, name)
-			g.expect("setxattr "+p.path, f.SetXattr(p.node.id, name, []byte(val), 0), 0)
+			if !g.expect("setxattr "+p.path, f.SetXattr(p.node.id, name, []byte(val), 0), 0) {
+				return
+			}
 			p.node.xattrs[name] = val
 		} else {
 			_, has := p.node.xattrs[name]
@@ -497,7 +577,7 @@ func (g *rig) do(op string) {
 				want = syscall.ENODATA
 			}
 			g.logf("rmxattr %s %s", p.path, name)
-			g.expect("removexattr "+p.path, f.RemoveXattr(p.node.id, name), want)
+			g.expectStrict("removexattr "+p.path, f.RemoveXattr(p.node.id, name), want)
 			delete(p.node.xattrs, name)
 		}
 		g.touch(p.node)
@@ -516,7 +596,9 @@ func (g *rig) do(op string) {
 		}
 		g.logf("setattr %s", p.path)
 		_, err := f.Setattr(n.id, a)
-		g.expect("setattr "+p.path, err, 0)
+		if !g.expect("setattr "+p.path, err, 0) {
+			return
+		}
 		n.mode = n.mode&item.SIFMT | a.Mode
 		n.uid, n.gid = uid, gid
 		n.times = &[3]time.Time{a.Atime, a.Mtime, a.Ctime}
@@ -572,7 +654,7 @@ func (g *rig) do(op string) {
 			want = syscall.ENOTEMPTY
 		}
 		g.logf("subvolume delete %s", p.path)
-		if g.expect("delete subvolume "+p.path, f.DeleteSubvolume(p.dirID, p.name), want) {
+		if g.expectStrict("delete subvolume "+p.path, f.DeleteSubvolume(p.dirID, p.name), want) {
 			delete(p.dir.kids, p.name)
 			g.touch(p.dir)
 		}

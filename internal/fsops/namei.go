@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"fmt"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
@@ -73,7 +74,7 @@ func (f *FS) Create(dir ID, name string, mode, uid, gid uint32, rdev uint64) (ID
 	var id ID
 	err := f.run(func(o *op) error {
 		var err error
-		id, _, err = o.create(dir, name, mode, uid, gid, rdev)
+		id, _, err = o.create(dir, name, mode, uid, gid, rdev, itemsCreate)
 		return err
 	})
 	return id, err
@@ -85,7 +86,7 @@ func (f *FS) Mkdir(dir ID, name string, mode, uid, gid uint32) (ID, error) {
 	var id ID
 	err := f.run(func(o *op) error {
 		var err error
-		id, _, err = o.create(dir, name, mode, uid, gid, 0)
+		id, _, err = o.create(dir, name, mode, uid, gid, 0, itemsCreate)
 		return err
 	})
 	return id, err
@@ -104,7 +105,7 @@ func (f *FS) Symlink(dir ID, name, target string, uid, gid uint32) (ID, error) {
 	err := f.run(func(o *op) error {
 		var x *item.InodeItem
 		var err error
-		id, x, err = o.create(dir, name, item.SIFLNK|0o777, uid, gid, 0)
+		id, x, err = o.create(dir, name, item.SIFLNK|0o777, uid, gid, 0, itemsSymlink)
 		if err != nil {
 			return err
 		}
@@ -118,8 +119,9 @@ func (f *FS) Symlink(dir ID, name, target string, uid, gid uint32) (ID, error) {
 	return id, err
 }
 
-// create makes a new inode and links it as name in dir. mirrors btrfs_create_new_inode
-func (o *op) create(dir ID, name string, mode, uid, gid uint32, rdev uint64) (ID, *item.InodeItem, error) {
+// create makes a new inode and links it as name in dir, reserving items
+// first. mirrors btrfs_create_new_inode
+func (o *op) create(dir ID, name string, mode, uid, gid uint32, rdev uint64, items int) (ID, *item.InodeItem, error) {
 	if err := checkName(name); err != nil {
 		return ID{}, nil, err
 	}
@@ -134,6 +136,9 @@ func (o *op) create(dir ID, name string, mode, uid, gid uint32, rdev uint64) (ID
 		return ID{}, nil, errf(syscall.EEXIST, "create %q in %v", name, dir)
 	} else if !isNotExist(err) {
 		return ID{}, nil, err
+	}
+	if err := o.reserve(items); err != nil {
+		return ID{}, nil, fmt.Errorf("create %q in %v: %w", name, dir, err)
 	}
 	ino, err := o.allocIno(dir.Root)
 	if err != nil {
@@ -181,6 +186,9 @@ func (f *FS) Link(target, dir ID, name string) error {
 			return errf(syscall.EEXIST, "link %q in %v", name, dir)
 		} else if !isNotExist(err) {
 			return err
+		}
+		if err := o.reserve(itemsLink); err != nil {
+			return fmt.Errorf("link %v as %q in %v: %w", target, name, dir, err)
 		}
 		e := &Entry{Name: name, Type: item.FTFromMode(x.Mode), Location: inodeKey(target.Ino)}
 		if err := o.addLink(dir, dx, e); err != nil {
@@ -238,6 +246,13 @@ func (o *op) unlink(dir ID, name string, wantDir bool) error {
 		} else if !empty {
 			return errf(syscall.ENOTEMPTY, "rmdir %q in %v", name, dir)
 		}
+	}
+	items, err := o.dropLinkItems(tid, x)
+	if err != nil {
+		return err
+	}
+	if err := o.reserveForDelete(itemsUnlink + items); err != nil {
+		return fmt.Errorf("unlink %q in %v: %w", name, dir, err)
 	}
 	if _, err := o.removeLink(dir, dx, name); err != nil {
 		return err

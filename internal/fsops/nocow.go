@@ -2,55 +2,85 @@ package fsops
 
 import (
 	"fmt"
+	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
-// writeBuf stores the sector-aligned buf at start: in place where the file
-// is NODATACOW or preallocated and the disk extent is not shared, by COW
-// everywhere else. mirrors run_delalloc_nocow
-func (o *op) writeBuf(id ID, x *item.InodeItem, start uint64, buf []byte) error {
-	if x.Flags&(item.InodeNoDataCow|item.InodePrealloc) == 0 {
-		return o.cowRange(id, x, start, buf)
+// refOwner is who changed the references of a data extent in the running
+// transaction: one inode with one file-to-disk mapping (root, ino and the
+// data ref offset), or several (mixed).
+type refOwner struct {
+	root, ino ondisk.ObjectID
+	off       uint64
+	mixed     bool
+}
+
+// touchExtent records a reference change of the data extent at addr by
+// inode id whose data ref offset is off.
+func (f *FS) touchExtent(addr ondisk.LogicalAddr, id ID, off uint64) {
+	w := refOwner{root: id.Root, ino: id.Ino, off: off}
+	if old, ok := f.touched[addr]; ok && old != w {
+		w.mixed = true
 	}
-	end := start + uint64(len(buf))
-	es, err := o.extents(id, start, end)
-	if err != nil {
-		return err
+	f.touched[addr] = w
+}
+
+// CanNocow reports whether a write to [off, off+length) of file id can be
+// stored in place, needing no data space: every sector of the range is
+// covered by extents the inode may overwrite (see canNoCow). It searches
+// the file's extents, the root tree and the extent tree, so the buffered
+// write path asks only when ReserveData fails: the reserve-first order of
+// the kernel fix "Btrfs: fix performance regression of writing to
+// prealloc/nocow file". A write accepted this way needs no reservation; its
+// writeback (WriteAtReserved) writes it in place, unless a snapshot or
+// clone shared the extent meanwhile (so take those only after writeback).
+// Stats().NocowChecks counts the calls. mirrors check_can_nocow
+func (f *FS) CanNocow(id ID, off, length int64) (bool, error) {
+	f.nocowChecks.Add(1)
+	if off < 0 || length <= 0 || off+length < off {
+		return false, errf(syscall.EINVAL, "nocow check %v at %d+%d", id, off, length)
 	}
-	pos := start
-	for i := range es {
-		e := &es[i]
-		ok, err := o.canNoCow(id, x, e)
+	var can bool
+	err := f.run(func(o *op) error {
+		x, err := o.writableInode(id)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			continue
+		if !isReg(x.Mode) || x.Flags&(item.InodeNoDataCow|item.InodePrealloc) == 0 {
+			return nil
 		}
-		a, b := max(e.off, start), min(e.end(o.f.sectorSize), end)
-		if a > pos {
-			if err := o.cowRange(id, x, pos, buf[pos-start:a-start]); err != nil {
-				return err
-			}
-		}
-		if err := o.writeInPlace(id, x, e, a, buf[a-start:b-start]); err != nil {
+		ss := o.f.sectorSize
+		start, end := alignDown(uint64(off), ss), alignUp(uint64(off+length), ss)
+		es, err := o.extents(id, start, end)
+		if err != nil {
 			return err
 		}
-		pos = b
-	}
-	if pos < end {
-		return o.cowRange(id, x, pos, buf[pos-start:])
-	}
-	return nil
+		pos := start
+		for i := range es {
+			e := &es[i]
+			if e.off > pos {
+				return nil // a hole
+			}
+			ok, err := o.canNoCow(id, x, e)
+			if err != nil || !ok {
+				return err
+			}
+			pos = e.end(ss)
+		}
+		can = pos >= end
+		return nil
+	})
+	return can, err
 }
 
 // canNoCow reports whether e may be overwritten in place: preallocated, or
 // regular in a NODATACOW file, uncompressed, not written since the last
-// snapshot of the subvolume, not referenced in this transaction, and in the
-// extent tree referenced only by this inode with this file-to-disk mapping.
-// mirrors can_nocow_extent / btrfs_cross_ref_exist
+// snapshot of the subvolume, its references changed in this transaction by
+// this inode and mapping only, and in the extent tree referenced only by
+// this inode with this file-to-disk mapping (or not there yet: allocated in
+// this transaction). mirrors can_nocow_extent / btrfs_cross_ref_exist
 func (o *op) canNoCow(id ID, x *item.InodeItem, e *fext) (bool, error) {
 	if e.IsInline() || e.DiskBytenr == 0 || e.Compression != item.CompressNone {
 		return false, nil
@@ -58,7 +88,8 @@ func (o *op) canNoCow(id ID, x *item.InodeItem, e *fext) (bool, error) {
 	if e.Type != item.FileExtentPrealloc && (e.Type != item.FileExtentReg || x.Flags&item.InodeNoDataCow == 0) {
 		return false, nil
 	}
-	if o.f.touched[e.DiskBytenr] {
+	w, touched := o.f.touched[e.DiskBytenr]
+	if touched && w != (refOwner{root: id.Root, ino: id.Ino, off: e.refOffset()}) {
 		return false, nil
 	}
 	ri, err := o.rootItem(id.Root)
@@ -73,8 +104,13 @@ func (o *op) canNoCow(id ID, x *item.InodeItem, e *fext) (bool, error) {
 		return false, err
 	}
 	data, ok, err := et.Lookup(ondisk.Key{ObjectID: ondisk.ObjectID(e.DiskBytenr), Type: ondisk.ExtentItemKey, Offset: e.DiskNumBytes})
-	if err != nil || !ok {
+	if err != nil {
 		return false, err
+	}
+	if !ok {
+		// Not in the extent tree: allocated in this transaction, so every
+		// reference it has was added here, by this inode alone.
+		return touched, nil
 	}
 	ei, err := item.DecodeExtentItem(data)
 	if err != nil {

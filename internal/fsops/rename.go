@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"fmt"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
@@ -73,6 +74,9 @@ func (o *op) rename(srcDir ID, srcName string, dstDir ID, dstName string, flags 
 			return err
 		}
 	}
+	if err := o.reserveRename(srcDir, se, dstDir, de, exchange); err != nil {
+		return fmt.Errorf("rename %q in %v to %q in %v: %w", srcName, srcDir, dstName, dstDir, err)
+	}
 	if exchange {
 		return o.exchange(srcDir, sdx, se, dstDir, ddx, de)
 	}
@@ -96,6 +100,40 @@ func (o *op) rename(srcDir ID, srcName string, dstDir ID, dstName string, flags 
 		return err
 	}
 	return o.touchTarget(srcDir, se)
+}
+
+// reserveRename reserves the worst case of a rename: two unlinks and a
+// link (btrfs_rename), plus the items of a replaced inode that goes; for an
+// exchange, per name the dir items, index and parent, and the inode, its
+// ref, or for a subvolume its root refs (btrfs_rename_exchange).
+func (o *op) reserveRename(srcDir ID, se *Entry, dstDir ID, de *Entry, exchange bool) error {
+	items := itemsRename
+	switch {
+	case exchange:
+		items = 10
+		if srcDir == dstDir {
+			items = 9
+		}
+		for _, e := range []*Entry{se, de} {
+			if e.IsSubvol() {
+				items += 4
+			} else {
+				items += 3
+			}
+		}
+	case de != nil && !de.IsSubvol():
+		did := de.Target(dstDir.Root)
+		x, err := o.inode(did)
+		if err != nil {
+			return err
+		}
+		n, err := o.dropLinkItems(did, x)
+		if err != nil {
+			return err
+		}
+		items += 1 + n
+	}
+	return o.reserve(items)
 }
 
 // exchange swaps two names (RENAME_EXCHANGE). mirrors btrfs_rename_exchange

@@ -155,6 +155,9 @@ func (f *FS) CreateSubvolume(dir ID, name string, mode, uid, gid uint32) (ondisk
 		if id, err = o.nextRootID(); err != nil {
 			return err
 		}
+		if err := o.reserve(itemsSubvol); err != nil {
+			return fmt.Errorf("create subvolume %q in %v: %w", name, dir, err)
+		}
 		t, err := o.h.CreateTree(id)
 		if err != nil {
 			return fmt.Errorf("create subvolume %q: %w", name, err)
@@ -198,6 +201,9 @@ func (f *FS) Snapshot(src ondisk.ObjectID, dir ID, name string, readonly bool) (
 		}
 		if id, err = o.nextRootID(); err != nil {
 			return err
+		}
+		if err := o.reserve(itemsSnapshot); err != nil {
+			return fmt.Errorf("snapshot %d as %q in %v: %w", src, name, dir, err)
 		}
 		if err := o.h.Snapshot(src, id, readonly); err != nil {
 			return fmt.Errorf("snapshot %d as %q: %w", src, name, err)
@@ -271,6 +277,9 @@ func (o *op) deleteSubvolEntry(dir ID, dx *item.InodeItem, name string, e *Entry
 		if !empty {
 			return errf(syscall.ENOTEMPTY, "rmdir subvolume %q", name)
 		}
+	}
+	if err := o.reserveForDelete(itemsDelSubvol); err != nil {
+		return fmt.Errorf("delete subvolume %q in %v: %w", name, dir, err)
 	}
 	if _, err := o.removeLink(dir, dx, name); err != nil {
 		return err

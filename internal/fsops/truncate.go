@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"fmt"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
@@ -14,9 +15,11 @@ func (f *FS) Truncate(id ID, size uint64) error {
 
 // truncate changes x.Size and the extents behind it (the caller stores x).
 // Shrinking zeroes the rest of the last sector and drops or trims the extents
-// past it; growing adds nothing with NO_HOLES, hole extents otherwise.
+// past it; growing adds nothing with NO_HOLES, hole extents otherwise. It
+// reserves metadata for its changes and extra more items (the caller's)
+// first: from the global reserve when shrinking, as truncation frees space.
 // mirrors btrfs_setsize, btrfs_truncate and btrfs_cont_expand
-func (o *op) truncate(id ID, x *item.InodeItem, size uint64) error {
+func (o *op) truncate(id ID, x *item.InodeItem, size uint64, extra int) error {
 	if size > maxFileSize {
 		return errf(syscall.EFBIG, "truncate %v to %d", id, size)
 	}
@@ -26,32 +29,39 @@ func (o *op) truncate(id ID, x *item.InodeItem, size uint64) error {
 	if err != nil {
 		return err
 	}
+	st := &store{}
 	if inl != nil {
 		if size < old || o.f.canInline(size) {
-			data, err := o.inlineData(id, inl)
-			if err != nil {
-				return err
-			}
-			content := make([]byte, size)
-			copy(content, data[:min(uint64(len(data)), old, size)])
-			if err := o.replaceInline(id, x, inl, content); err != nil {
-				return err
-			}
-			x.Size = size
-			return nil
+			return o.truncateInline(id, x, inl, size, extra)
 		}
-		if err := o.uninline(id, x, inl); err != nil {
+		if err := o.addUninline(st, id, x, inl); err != nil {
 			return err
 		}
 	}
 	if size >= old {
+		if err := o.reserveStore(st, extra+itemsHoles, false); err != nil {
+			return fmt.Errorf("truncate %v to %d: %w", id, size, err)
+		}
+		if err := o.applyStore(id, x, st); err != nil {
+			return err
+		}
 		x.Size = size
 		return o.fillHoles(id, alignUp(old, ss), alignUp(size, ss))
 	}
 	if size%ss != 0 {
-		if err := o.zeroPartial(id, x, size, alignUp(size, ss)); err != nil {
+		if err := o.addZero(st, id, x, size, alignUp(size, ss)); err != nil {
 			return err
 		}
+	}
+	es, err := o.extents(id, alignUp(size, ss), ^uint64(0))
+	if err != nil {
+		return err
+	}
+	if err := o.reserveStore(st, extra+manyItems(len(es))+2, true); err != nil {
+		return fmt.Errorf("truncate %v to %d: %w", id, size, err)
+	}
+	if err := o.applyStore(id, x, st); err != nil {
+		return err
 	}
 	freed, err := o.dropExtents(id, alignUp(size, ss), ^uint64(0))
 	if err != nil {
@@ -62,10 +72,34 @@ func (o *op) truncate(id ID, x *item.InodeItem, size uint64) error {
 	return nil
 }
 
-// zeroPartial zeroes [a, b) inside one sector when the sector holds written
-// data (holes and preallocated space already read as zeros), by rewriting
-// the sector. mirrors btrfs_truncate_block
-func (o *op) zeroPartial(id ID, x *item.InodeItem, a, b uint64) error {
+// truncateInline cuts or extends a file that stays inline.
+func (o *op) truncateInline(id ID, x *item.InodeItem, inl *fext, size uint64, extra int) error {
+	var err error
+	if size < x.Size {
+		err = o.reserveForDelete(extra + 2)
+	} else {
+		err = o.reserve(extra + 2)
+	}
+	if err != nil {
+		return fmt.Errorf("truncate %v to %d: %w", id, size, err)
+	}
+	data, err := o.inlineData(id, inl)
+	if err != nil {
+		return err
+	}
+	content := make([]byte, size)
+	copy(content, data[:min(uint64(len(data)), x.Size, size)])
+	if err := o.replaceInline(id, x, inl, content); err != nil {
+		return err
+	}
+	x.Size = size
+	return nil
+}
+
+// addZero adds to st the rewrite of the sector holding [a, b) with those
+// bytes zeroed, when the sector holds written data (holes and preallocated
+// space already read as zeros). mirrors btrfs_truncate_block
+func (o *op) addZero(st *store, id ID, x *item.InodeItem, a, b uint64) error {
 	ss := o.f.sectorSize
 	s := alignDown(a, ss)
 	b = min(b, x.Size)
@@ -88,5 +122,7 @@ func (o *op) zeroPartial(id ID, x *item.InodeItem, a, b uint64) error {
 		return err
 	}
 	clear(buf[a-s : b-s])
-	return o.cowRange(id, x, s, buf)
+	st.addCow(o.f, x, s, buf)
+	st.items += itemsZeroSector
+	return nil
 }

@@ -19,10 +19,22 @@ const (
 	maxFileSize = 1<<63 - 1
 )
 
-// WriteAt writes data into file id at off, growing it as needed.
-// mirrors btrfs_buffered_write followed by writeback (cow_file_range)
+// WriteAt writes data into file id at off, growing it as needed. It uses
+// no data space that ReserveData holders keep. When the filesystem has no
+// room for it the error satisfies errors.Is(err, syscall.ENOSPC) and the file
+// is unchanged. mirrors btrfs_buffered_write followed by writeback (cow_file_range)
 func (f *FS) WriteAt(id ID, off uint64, data []byte) (int, error) {
-	err := f.run(func(o *op) error {
+	return f.WriteAtReserved(id, off, data, 0)
+}
+
+// WriteAtReserved is WriteAt for the writeback of buffered data: besides
+// unreserved space it may use reserved bytes that the caller holds with
+// ReserveData, and it releases them when it succeeds (after an error the
+// caller still holds them). Parts that go in place (NODATACOW or
+// preallocated extents, see CanNocow) need no data space at all.
+// mirrors the writeback of delalloc (run_delalloc_range)
+func (f *FS) WriteAtReserved(id ID, off uint64, data []byte, reserved uint64) (int, error) {
+	err := f.runReserved(reserved, func(o *op) error {
 		x, err := o.writableInode(id)
 		if err != nil {
 			return err
@@ -44,7 +56,9 @@ func (f *FS) WriteAt(id ID, off uint64, data []byte) (int, error) {
 	return len(data), nil
 }
 
-// write changes the inode's data and size (the caller stores x).
+// write changes the inode's data and size (the caller stores x). It
+// reserves the metadata it needs and allocates its data before it changes
+// anything.
 func (o *op) write(id ID, x *item.InodeItem, off uint64, data []byte) error {
 	if len(data) == 0 {
 		return nil
@@ -68,35 +82,34 @@ func (o *op) write(id ID, x *item.InodeItem, off uint64, data []byte) error {
 			empty = !has
 		}
 		if inl != nil || empty {
-			content := make([]byte, newSize)
-			if inl != nil {
-				old, err := o.inlineData(id, inl)
-				if err != nil {
-					return err
-				}
-				copy(content, old[:min(uint64(len(old)), x.Size)])
-			}
-			copy(content[off:], data)
-			if err := o.replaceInline(id, x, inl, content); err != nil {
-				return err
-			}
-			x.Size = newSize
-			o.touch(x, true)
-			return nil
+			return o.writeInline(id, x, inl, off, data, newSize)
 		}
 	}
-	if inl != nil {
-		if err := o.uninline(id, x, inl); err != nil {
+	ss := o.f.sectorSize
+	st := &store{}
+	start, buf, err := o.sectorRange(id, x, off, data)
+	if err != nil {
+		return err
+	}
+	if inl != nil && start >= ss {
+		// the inline extent lies before the range: it becomes a regular one
+		if err := o.addUninline(st, id, x, inl); err != nil {
 			return err
 		}
 	}
-	if err := o.writeRegular(id, x, off, data); err != nil {
+	if err := o.addRange(st, id, x, start, buf); err != nil {
+		return err
+	}
+	if err := o.reserveStore(st, itemsInode+itemsHoles, false); err != nil {
+		return fmt.Errorf("write %v at %d+%d: %w", id, off, len(data), err)
+	}
+	if err := o.applyStore(id, x, st); err != nil {
 		return err
 	}
 	if newSize > x.Size {
-		oldEnd := alignUp(x.Size, o.f.sectorSize)
+		oldEnd := alignUp(x.Size, ss)
 		x.Size = newSize
-		if err := o.fillHoles(id, oldEnd, alignDown(off, o.f.sectorSize)); err != nil {
+		if err := o.fillHoles(id, oldEnd, alignDown(off, ss)); err != nil {
 			return err
 		}
 	}
@@ -104,9 +117,32 @@ func (o *op) write(id ID, x *item.InodeItem, off uint64, data []byte) error {
 	return nil
 }
 
-// writeRegular writes data at off as new extents covering whole sectors,
-// reading back the parts of the first and last sector it does not change.
-func (o *op) writeRegular(id ID, x *item.InodeItem, off uint64, data []byte) error {
+// writeInline stores the whole new content of a small file inline.
+func (o *op) writeInline(id ID, x *item.InodeItem, inl *fext, off uint64, data []byte, newSize uint64) error {
+	if err := o.reserve(itemsInode + 2); err != nil {
+		return fmt.Errorf("write %v at %d+%d: %w", id, off, len(data), err)
+	}
+	content := make([]byte, newSize)
+	if inl != nil {
+		old, err := o.inlineData(id, inl)
+		if err != nil {
+			return err
+		}
+		copy(content, old[:min(uint64(len(old)), x.Size)])
+	}
+	copy(content[off:], data)
+	if err := o.replaceInline(id, x, inl, content); err != nil {
+		return err
+	}
+	x.Size = newSize
+	o.touch(x, true)
+	return nil
+}
+
+// sectorRange returns the whole sectors a write of data at off changes,
+// with the bytes they will hold: the parts of the first and last sector the
+// write does not cover are read back.
+func (o *op) sectorRange(id ID, x *item.InodeItem, off uint64, data []byte) (uint64, []byte, error) {
 	ss := o.f.sectorSize
 	start := alignDown(off, ss)
 	end := alignUp(off+uint64(len(data)), ss)
@@ -114,51 +150,256 @@ func (o *op) writeRegular(id ID, x *item.InodeItem, off uint64, data []byte) err
 	if off > start {
 		head, err := o.readRange(id, x.Size, start, int(ss))
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
 		copy(buf, head)
 	}
 	if tail := off + uint64(len(data)); tail < end && (end-ss > start || off == start) {
 		last, err := o.readRange(id, x.Size, end-ss, int(ss))
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
 		copy(buf[end-ss-start:], last)
 	}
 	copy(buf[off-start:], data)
-	return o.writeBuf(id, x, start, buf)
+	return start, buf, nil
 }
 
-// cowRange replaces the sector-aligned range at start with new extents
-// holding buf. mirrors cow_file_range / compress_file_range
-func (o *op) cowRange(id ID, x *item.InodeItem, start uint64, buf []byte) error {
-	freed, err := o.dropExtents(id, start, start+uint64(len(buf)))
+// cowPiece is one new extent of a copy-on-write store.
+type cowPiece struct {
+	off  uint64 // file offset
+	ram  uint64 // file bytes it holds
+	disk []byte // what goes on disk: the bytes, or compressed and padded
+	alg  compress.Alg
+	addr ondisk.LogicalAddr
+}
+
+// storeSeg is one part of a store: sector-aligned file bytes at a, written
+// in place over e, or (e nil) to new extents (pieces, once allocated).
+type storeSeg struct {
+	a      uint64
+	buf    []byte
+	e      *fext
+	alg    compress.Alg // for new extents
+	pieces []cowPiece
+}
+
+// store is a planned write of sector-aligned file ranges, made in three
+// steps so that a lack of space changes nothing: addRange (and addUninline,
+// addZero) work out the segments and what they need, reserveStore reserves
+// the metadata and allocates every new extent, applyStore changes the
+// trees. mirrors the split of btrfs_buffered_write (reserve) and
+// run_delalloc_range (allocate, insert)
+type store struct {
+	segs  []storeSeg
+	need  uint64 // data bytes of the copy-on-write segments
+	items int    // metadata items of the extents and checksums
+}
+
+// addRange adds the sector-aligned buf at start: in place where the file is
+// NODATACOW or preallocated and the disk extent is not shared, by COW
+// everywhere else. mirrors run_delalloc_nocow
+func (o *op) addRange(st *store, id ID, x *item.InodeItem, start uint64, buf []byte) error {
+	end := start + uint64(len(buf))
+	es, err := o.extents(id, start, end)
 	if err != nil {
 		return err
 	}
-	x.NBytes -= freed
-	alg := o.f.compressionFor(x)
+	st.items += manyItems(len(es)) + 2 // dropped, trimmed, split
+	if x.Flags&(item.InodeNoDataCow|item.InodePrealloc) == 0 {
+		st.addCow(o.f, x, start, buf)
+		return nil
+	}
+	pos := start
+	for i := range es {
+		e := &es[i]
+		ok, err := o.canNoCow(id, x, e)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		a, b := max(e.off, start), min(e.end(o.f.sectorSize), end)
+		if a > pos {
+			st.addCow(o.f, x, pos, buf[pos-start:a-start])
+		}
+		st.segs = append(st.segs, storeSeg{a: a, buf: buf[a-start : b-start], e: e})
+		st.items += 2 + o.f.csumItemsFor(x, b-a) // the prealloc extent splits in up to 3
+		pos = b
+	}
+	if pos < end {
+		st.addCow(o.f, x, pos, buf[pos-start:])
+	}
+	return nil
+}
+
+// addCow adds a copy-on-write segment.
+func (st *store) addCow(f *FS, x *item.InodeItem, a uint64, buf []byte) {
+	n := uint64(len(buf))
+	st.segs = append(st.segs, storeSeg{a: a, buf: buf, alg: f.compressionFor(x)})
+	st.need += n
+	st.items += f.cowItems(n, x.Flags&item.InodeNoDataSum == 0)
+}
+
+// csumItemsFor is csumItems for an inode's data (none with NODATASUM).
+func (f *FS) csumItemsFor(x *item.InodeItem, n uint64) int {
+	if x.Flags&item.InodeNoDataSum != 0 {
+		return 0
+	}
+	return f.csumItems(n)
+}
+
+// addUninline adds the rewrite of the inline extent inl as a regular
+// one-sector extent, before the file grows past what inline extents hold.
+func (o *op) addUninline(st *store, id ID, x *item.InodeItem, inl *fext) error {
+	data, err := o.inlineData(id, inl)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, o.f.sectorSize)
+	copy(buf, data[:min(uint64(len(data)), x.Size)])
+	st.addCow(o.f, x, 0, buf)
+	st.items += itemsUninline
+	return nil
+}
+
+// reserveStore reserves metadata for the store and extra items, checks
+// the data space and allocates the new extents; nothing has changed when it
+// fails.
+func (o *op) reserveStore(st *store, extra int, forDelete bool) error {
+	var err error
+	if forDelete {
+		err = o.reserveForDelete(st.items + extra)
+	} else {
+		err = o.reserve(st.items + extra)
+	}
+	if err != nil {
+		return err
+	}
+	return o.allocStore(st)
+}
+
+// allocStore allocates (and compresses) the new extents of a store.
+func (o *op) allocStore(st *store) error {
+	if err := o.ensureData(st.need); err != nil {
+		return err
+	}
+	for i := range st.segs {
+		s := &st.segs[i]
+		if s.e != nil {
+			continue
+		}
+		if err := o.planCow(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyStore changes the file as planned.
+func (o *op) applyStore(id ID, x *item.InodeItem, st *store) error {
+	for i := range st.segs {
+		s := &st.segs[i]
+		if s.e != nil {
+			if err := o.writeInPlace(id, x, s.e, s.a, s.buf); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := o.applyCow(id, x, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planCow cuts a copy-on-write segment into extents and allocates them:
+// compressed chunks of up to 128 KiB when the inode compresses and that
+// saves a sector, else extents of up to 128 MiB (smaller when free space is
+// fragmented). mirrors cow_file_range / compress_file_range (allocation)
+func (o *op) planCow(s *storeSeg) error {
+	alg, buf := s.alg, s.buf
 	for pos := 0; pos < len(buf); {
+		n := min(len(buf)-pos, maxExtent)
 		if alg != compress.None {
-			n := min(len(buf)-pos, maxCompressedChunk)
-			done, err := o.writeCompressed(id, x, start+uint64(pos), buf[pos:pos+n], alg)
+			n = min(n, maxCompressedChunk)
+			ok, err := o.planCompressed(s, s.a+uint64(pos), buf[pos:pos+n], alg)
 			if err != nil {
 				return err
 			}
-			if done {
+			if ok {
 				pos += n
 				continue
 			}
 		}
-		n := min(len(buf)-pos, maxExtent)
-		if alg != compress.None {
-			n = min(n, maxCompressedChunk)
-		}
-		written, err := o.writeExtent(id, x, start+uint64(pos), buf[pos:pos+n])
-		if err != nil {
+		if err := o.planPlain(s, s.a+uint64(pos), buf[pos:pos+n]); err != nil {
 			return err
 		}
-		pos += written
+		pos += n
+	}
+	return nil
+}
+
+// planPlain allocates uncompressed extents for chunk at file offset off.
+func (o *op) planPlain(s *storeSeg, off uint64, chunk []byte) error {
+	for len(chunk) > 0 {
+		addr, n, err := o.allocData(uint64(len(chunk)))
+		if err != nil {
+			return fmt.Errorf("write at %d: %w", off, err)
+		}
+		s.pieces = append(s.pieces, cowPiece{off: off, ram: n, disk: chunk[:n], addr: addr})
+		chunk, off = chunk[n:], off+n
+	}
+	return nil
+}
+
+// planCompressed allocates a compressed extent for chunk when compressing
+// saves at least a sector; false means the caller stores it plain.
+func (o *op) planCompressed(s *storeSeg, off uint64, chunk []byte, alg compress.Alg) (bool, error) {
+	ss := o.f.sectorSize
+	out, ok, err := compress.Compress(alg, chunk, int(ss))
+	if err != nil {
+		return false, fmt.Errorf("compress at %d: %w", off, err)
+	}
+	if !ok || alignUp(uint64(len(out)), ss)+ss > alignUp(uint64(len(chunk)), ss) {
+		return false, nil
+	}
+	disk := make([]byte, alignUp(uint64(len(out)), ss))
+	copy(disk, out)
+	addr, err := o.h.AllocData(uint64(len(disk)))
+	if errors.Is(err, syscall.ENOSPC) {
+		return false, nil // no free range that large: store it plain, in pieces
+	}
+	if err != nil {
+		return false, fmt.Errorf("write at %d: allocate: %w", off, err)
+	}
+	s.pieces = append(s.pieces, cowPiece{off: off, ram: uint64(len(chunk)), disk: disk, alg: alg, addr: addr})
+	return true, nil
+}
+
+// applyCow replaces the segment's file range with its allocated extents.
+// mirrors insert_reserved_file_extent for each ordered extent
+func (o *op) applyCow(id ID, x *item.InodeItem, s *storeSeg) error {
+	freed, err := o.dropExtents(id, s.a, s.a+uint64(len(s.buf)))
+	if err != nil {
+		return err
+	}
+	x.NBytes -= freed
+	for _, p := range s.pieces {
+		if err := o.putData(x, p.addr, p.disk); err != nil {
+			return err
+		}
+		e := fext{p.off, item.FileExtentItem{Generation: ondisk.Generation(o.transid), RAMBytes: p.ram,
+			Compression: uint8(p.alg), Type: item.FileExtentReg, DiskBytenr: p.addr,
+			DiskNumBytes: uint64(len(p.disk)), NumBytes: p.ram}}
+		if err := o.insertExtent(id, e); err != nil {
+			return err
+		}
+		x.NBytes += p.ram
+		if p.alg != compress.None {
+			o.noteCompression(p.alg)
+		}
 	}
 	return nil
 }
@@ -176,58 +417,6 @@ func (o *op) allocData(want uint64) (ondisk.LogicalAddr, uint64, error) {
 			return 0, 0, fmt.Errorf("allocate %d bytes of data: %w", want, err)
 		}
 	}
-}
-
-// writeExtent writes an uncompressed extent at file offset off from the
-// start of buf, as much as one allocation holds; it returns how much.
-func (o *op) writeExtent(id ID, x *item.InodeItem, off uint64, buf []byte) (int, error) {
-	addr, n, err := o.allocData(uint64(len(buf)))
-	if err != nil {
-		return 0, fmt.Errorf("write %v at %d: %w", id, off, err)
-	}
-	data := buf[:n]
-	if err := o.putData(x, addr, data); err != nil {
-		return 0, err
-	}
-	e := fext{off, item.FileExtentItem{Generation: ondisk.Generation(o.transid), RAMBytes: n,
-		Type: item.FileExtentReg, DiskBytenr: addr, DiskNumBytes: n, NumBytes: n}}
-	if err := o.insertExtent(id, e); err != nil {
-		return 0, err
-	}
-	x.NBytes += n
-	return int(n), nil
-}
-
-// writeCompressed stores chunk compressed when that saves at least a sector;
-// false means the caller writes it plain. mirrors compress_file_range
-func (o *op) writeCompressed(id ID, x *item.InodeItem, off uint64, chunk []byte, alg compress.Alg) (bool, error) {
-	ss := o.f.sectorSize
-	out, ok, err := compress.Compress(alg, chunk, int(ss))
-	if err != nil {
-		return false, fmt.Errorf("compress %v at %d: %w", id, off, err)
-	}
-	if !ok || alignUp(uint64(len(out)), ss)+ss > alignUp(uint64(len(chunk)), ss) {
-		return false, nil
-	}
-	disk := make([]byte, alignUp(uint64(len(out)), ss))
-	copy(disk, out)
-	addr, err := o.h.AllocData(uint64(len(disk)))
-	if err != nil {
-		return false, fmt.Errorf("write %v at %d: allocate: %w", id, off, err)
-	}
-	if err := o.putData(x, addr, disk); err != nil {
-		return false, err
-	}
-	n := uint64(len(chunk))
-	e := fext{off, item.FileExtentItem{Generation: ondisk.Generation(o.transid), RAMBytes: n,
-		Compression: uint8(alg), Type: item.FileExtentReg, DiskBytenr: addr,
-		DiskNumBytes: uint64(len(disk)), NumBytes: n}}
-	if err := o.insertExtent(id, e); err != nil {
-		return false, err
-	}
-	x.NBytes += n
-	o.noteCompression(alg)
-	return true, nil
 }
 
 // putData writes disk bytes and, unless the inode has NODATASUM, their checksums.

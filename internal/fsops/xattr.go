@@ -99,6 +99,9 @@ func (f *FS) SetXattr(id ID, name string, value []byte, flags int) error {
 		if old == nil && flags&XattrReplace != 0 {
 			return errf(syscall.ENODATA, "setxattr %q on %v", name, id)
 		}
+		if err := o.reserve(itemsXattr); err != nil {
+			return fmt.Errorf("setxattr %q on %v: %w", name, id, err)
+		}
 		if err := o.putXattr(id, name, value); err != nil {
 			return err
 		}
@@ -113,6 +116,14 @@ func (f *FS) RemoveXattr(id ID, name string) error {
 		x, err := o.writableInode(id)
 		if err != nil {
 			return err
+		}
+		if d, err := o.findXattr(id, name); err != nil {
+			return err
+		} else if d == nil {
+			return errf(syscall.ENODATA, "removexattr %q on %v", name, id)
+		}
+		if err := o.reserveForDelete(itemsXattr); err != nil {
+			return fmt.Errorf("removexattr %q on %v: %w", name, id, err)
 		}
 		t, err := o.tree(id.Root)
 		if err != nil {

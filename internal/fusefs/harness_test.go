@@ -128,12 +128,32 @@ func (tm *testMount) unmount() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if err != nil {
-		exec.Command("fusermount3", "-u", "-z", tm.dir).Run()
-		tm.t.Errorf("unmount %s: %v", tm.dir, err)
+		// Still busy (a failed test left files open): abort the
+		// connection, or Wait would wait for this very process.
+		tm.t.Errorf("unmount %s: %v; aborting the FUSE connection", tm.dir, err)
+		abortConnection(tm.dir)
+		exec.Command("umount", "-l", tm.dir).Run()
 	}
 	tm.Wait()
 	if err := tm.Close(); err != nil {
 		tm.t.Errorf("close: %v", err)
+	}
+}
+
+// abortConnection aborts the FUSE connection mounted at dir (through
+// /sys/fs/fuse/connections, which must be mounted).
+func abortConnection(dir string) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 4 && f[4] == dir {
+			_, minor, _ := strings.Cut(f[2], ":")
+			exec.Command("mount", "-t", "fusectl", "none", "/sys/fs/fuse/connections").Run()
+			os.WriteFile("/sys/fs/fuse/connections/"+minor+"/abort", []byte("1"), 0)
+		}
 	}
 }
 
