@@ -16,7 +16,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
-var nocowMiBFlag = flag.Int("nocowmib", 64, "MiB of buffered 4 KiB writes into the preallocated file of TestBufferedNocow (128 MiB image)")
+var nocowMiBFlag = flag.Int("nocowmib", 64, "MiB of buffered 4 KiB writes into the preallocated file of TestBufferedNocow (on an image twice as large, at least 128 MiB; the seed used 400)")
 
 // bufferedFile mimics the buffered write path of the FUSE mount for one
 // file (the kernel's __btrfs_buffered_write and writeback): each write is
@@ -133,7 +133,8 @@ func dataAvail(f *FS) uint64 {
 }
 
 // TestBufferedNocow runs seed 001's workload scaled down: 4 KiB buffered
-// writes into a fallocated file on a nearly full 128 MiB filesystem. While
+// writes into a 64 MiB fallocated file (-nocowmib) on a nearly full 128 MiB
+// filesystem. While
 // there is free space every write reserves and CanNocow never runs. With
 // the filesystem full, writes into the preallocated range are still
 // accepted through CanNocow and writes past it fail with ENOSPC. After
@@ -141,7 +142,7 @@ func dataAvail(f *FS) uint64 {
 // and the image is clean.
 func TestBufferedNocow(t *testing.T) {
 	size := int64(*nocowMiBFlag) << 20
-	img := smallImage(t, "-m", "single")
+	img := sizedImage(t, max(128<<20, 2*size), "-m", "single")
 	f := openImage(t, img, Options{})
 	id, err := f.Create(TopLevel, "prealloc", 0o644, 0, 0, 0)
 	must(t, err)
@@ -251,8 +252,11 @@ func TestBufferedNocow(t *testing.T) {
 		t.Fatalf("read back %d bytes that differ from what was written", len(got))
 	}
 	checkNBytes(t, f, id)
+	filled, err := f.ReadAt(filler, 0, int(fill)+1)
+	must(t, err)
 	must(t, f.Close())
 	checkBoth(t, img)
+	kernelVerify(t, img, map[string][]byte{"prealloc": want, "filler": filled})
 }
 
 // BenchmarkBufferedPrealloc is seed 001's measurement: 400 MiB of 4 KiB

@@ -14,4 +14,13 @@
 // (errors.Is(err, syscall.ENOENT), which also satisfies fs.ErrNotExist).
 // Operations validate before they modify, so a refused operation leaves the
 // trees unchanged.
+//
+// Space: every operation that changes trees reserves its worst-case
+// metadata first, and every operation that allocates data checks and
+// allocates its data space before changing anything, so on a full
+// filesystem it fails with ENOSPC (errors.Is(err, syscall.ENOSPC)) and
+// changes nothing, instead of aborting the transaction; deletions reserve
+// from the global reserve and keep working. Buffered writers hold data
+// space for dirty data with ReserveData, and ask CanNocow only when that
+// fails (see space.go).
 package fsops

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"sort"
 	"syscall"
@@ -20,8 +21,14 @@ import (
 // smallImage makes a 128 MiB filesystem with mkfs.btrfs and extra arguments.
 func smallImage(t testing.TB, args ...string) string {
 	t.Helper()
+	return sizedImage(t, 128<<20, args...)
+}
+
+// sizedImage makes a filesystem of size bytes with mkfs.btrfs.
+func sizedImage(t testing.TB, size int64, args ...string) string {
+	t.Helper()
 	img := filepath.Join(t.TempDir(), "img")
-	testutil.Mkfs(t, img, 128<<20, args...)
+	testutil.Mkfs(t, img, size, args...)
 	return img
 }
 
@@ -33,6 +40,32 @@ func checkBoth(t testing.TB, img string) {
 }
 
 func isNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }
+
+// kernelVerify mounts img read-only with Linux, when the test may, and
+// compares the files of its top level with want.
+func kernelVerify(t *testing.T, img string, want map[string][]byte) {
+	t.Helper()
+	if !testutil.HaveRootLoop() {
+		t.Log("no kernel mount check: needs root and loop devices")
+		return
+	}
+	dir := testutil.LoopMount(t, img, "ro")
+	defer testutil.Unmount(t, dir)
+	ents, err := os.ReadDir(dir)
+	must(t, err)
+	if len(ents) != len(want) {
+		t.Fatalf("kernel sees %d files, want %d", len(ents), len(want))
+	}
+	for name, w := range want {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("kernel: %v", err)
+		}
+		if !bytes.Equal(got, w) {
+			t.Fatalf("kernel: %s: %d bytes differ from the %d written", name, len(got), len(w))
+		}
+	}
+}
 
 // notAborted fails the test when the filesystem gave up a transaction.
 func notAborted(t testing.TB, f *FS) {
@@ -157,6 +190,7 @@ func TestENOSPCData(t *testing.T) {
 			t.Logf("first fill: %d MiB in %d files; %s", total(first)>>20, len(first), spaceLine(f))
 			must(t, f.Close())
 			checkBoth(t, img)
+			kernelVerify(t, img, first)
 
 			f = openImage(t, img, opts)
 			verifyFiles(t, f, first)

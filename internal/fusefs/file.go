@@ -51,13 +51,15 @@ func (n *Node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64
 		if err != nil {
 			return nil, n.m.errnoOf("read", n.id, err)
 		}
-		return fuse.ReadResultData(buf), 0
+		return fuse.ReadResultVector([][]byte{buf}), 0
 	}
 	k, err := n.m.b.ReadAt(n.id, dest, off)
 	if err != nil {
 		return nil, n.m.errnoOf("read", n.id, err)
 	}
-	return fuse.ReadResultData(dest[:k]), 0
+	// a vector result is written with writev; ReadResultData would try
+	// splice(2) through a pipe, which costs more than it saves here
+	return fuse.ReadResultVector([][]byte{dest[:k]}), 0
 }
 
 // Write buffers data in the page cache.

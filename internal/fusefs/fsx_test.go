@@ -29,6 +29,7 @@ type fsx struct {
 	seed  int64
 	img   string
 	tm    *testMount
+	opts  Options
 	files []*fsxFile
 	op    int
 	log   []string // recent operations, printed on failure
@@ -130,7 +131,7 @@ func (x *fsx) remount() {
 	}
 	x.tm.unmount()
 	btrfsCheck(x.t, x.img)
-	x.tm = mountImage(x.t, x.img, Options{CommitInterval: 2 * time.Second, DirtyLimit: 8 << 20})
+	x.tm = mountImage(x.t, x.img, x.opts)
 	for _, fl := range x.files {
 		x.open(fl)
 	}
@@ -266,7 +267,11 @@ func TestFSX(t *testing.T) {
 	}
 	t.Logf("seed %d (replay: go test -run TestFSX -seed %d)", seed, seed)
 	x := &fsx{t: t, rng: rand.New(rand.NewSource(seed)), seed: seed, img: newImage(t, 1<<30)}
-	x.tm = mountImage(t, x.img, Options{CommitInterval: 2 * time.Second, DirtyLimit: 8 << 20})
+	// the seed also picks the compression of new data
+	x.opts = Options{CommitInterval: 2 * time.Second, DirtyLimit: 8 << 20,
+		Compress: []string{"", "zstd", "lzo", "zlib"}[x.rng.Intn(4)]}
+	t.Logf("compress=%q", x.opts.Compress)
+	x.tm = mountImage(t, x.img, x.opts)
 	for i := 0; i < 4; i++ {
 		fl := &fsxFile{name: fmt.Sprintf("f%d", i)}
 		x.open(fl)

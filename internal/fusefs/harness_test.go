@@ -101,6 +101,9 @@ func mountImage(t testing.TB, img string, o Options) *testMount {
 		t.Fatal(err)
 	}
 	buf := &syncBuf{}
+	if os.Getenv("FUSEFS_TEST_WRITEBACK_CACHE") != "" {
+		o.WritebackCache = true // run the suite in the kernel's writeback cache mode
+	}
 	if o.Logger == nil {
 		o.Logger = log.New(buf, "", 0)
 	}

@@ -91,6 +91,10 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 		kopts = append(kopts, "ro")
 	}
 	kopts = append(kopts, o.KernelOptions...)
+	var caps uint64
+	if o.WritebackCache && !o.ReadOnly {
+		caps |= fuse.CAP_WRITEBACK_CACHE
+	}
 	logger := o.Logger
 	if logger == nil {
 		logger = log.New(os.Stderr, "gobtrfs: ", log.LstdFlags)
@@ -105,6 +109,8 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 			Logger:      logger,
 			DirectMount: os.Geteuid() == 0,
 			MaxWrite:    1 << 20,
+
+			ExtraCapabilities: caps,
 		},
 		EntryTimeout:   &timeout,
 		AttrTimeout:    &timeout,

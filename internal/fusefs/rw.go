@@ -37,10 +37,16 @@ type rwState struct {
 	// that decides whether an unlinked file needs a hidden name.
 	nsMu sync.Mutex
 
+	noCaps sync.Map // ID -> struct{}: known to have no security.capability
+
 	mu      sync.Mutex
 	open    map[ID]*openState
 	orphans map[uint64]ID // subvolume -> its orphan directory
 	tmpSeq  uint64
+
+	// kernelTimes: in the kernel's writeback cache mode the kernel keeps
+	// mtime and ctime and sends them with SETATTR; writes do not set them.
+	kernelTimes bool
 
 	dirty      atomic.Int64 // bytes buffered since the last full writeback (an upper bound)
 	limit      int64
@@ -54,8 +60,13 @@ type rwState struct {
 type openState struct {
 	opens  int
 	isDir  bool
-	orphan string    // its hidden name in the orphan directory, "" if none
-	mtime  time.Time // time of the last buffered write, for getattr and writeback
+	orphan string // its hidden name in the orphan directory, "" if none
+	// mtime is the file's modification time while it has buffered data:
+	// the time of the last write, or a time set explicitly since; written
+	// back with the data (writeback itself is not a modification).
+	mtime time.Time
+	// lastWrite is the time of the last buffered write (for ctime).
+	lastWrite time.Time
 }
 
 func fid(id ID) fsops.ID {
@@ -82,7 +93,7 @@ func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 		return nil, err
 	}
 	r := &rwState{m: m, ops: ops, open: map[ID]*openState{}, orphans: map[uint64]ID{},
-		limit: o.DirtyLimit, interval: o.CommitInterval,
+		limit: o.DirtyLimit, interval: o.CommitInterval, kernelTimes: o.WritebackCache,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if r.limit <= 0 {
 		r.limit = defaultDirtyLimit
@@ -163,11 +174,11 @@ func (r *rwState) overlay(id ID, a *attr) {
 	}
 	r.mu.Lock()
 	if st := r.open[id]; st != nil {
-		if st.mtime.After(a.Mtime) {
+		if !st.mtime.IsZero() {
 			a.Mtime = st.mtime
 		}
-		if st.mtime.After(a.Ctime) {
-			a.Ctime = st.mtime
+		if st.lastWrite.After(a.Ctime) {
+			a.Ctime = st.lastWrite
 		}
 		switch {
 		case st.orphan != "" && isDir:

@@ -33,15 +33,17 @@ func (w wbBackend) WriteBack(k pagecache.Key, off int64, data []byte) error {
 	}
 	// The write happened when it was buffered, not now: keep its mtime.
 	r.mu.Lock()
-	var t time.Time
+	var t, ctime time.Time
 	if st := r.open[id]; st != nil {
-		t = st.mtime
+		t, ctime = st.mtime, st.lastWrite
 	}
 	r.mu.Unlock()
+	if t.IsZero() && r.kernelTimes {
+		t = before.Mtime.Time() // the kernel owns the times: writeback changes none
+	}
 	if t.IsZero() {
 		return nil
 	}
-	ctime := t
 	if c := before.Ctime.Time(); c.After(ctime) {
 		ctime = c
 	}
@@ -51,33 +53,31 @@ func (w wbBackend) WriteBack(k pagecache.Key, off int64, data []byte) error {
 
 func isGone(err error) bool { return errors.Is(err, syscall.ENOENT) }
 
-// read returns file bytes at off: on-disk bytes with dirty bytes over them.
+// read returns file bytes at off: on-disk bytes with dirty bytes over
+// them, up to the end of the file (on disk or buffered, whichever is longer).
 func (r *rwState) read(id ID, dest []byte, off int64) ([]byte, error) {
 	r.wbMu.RLock()
 	defer r.wbMu.RUnlock()
-	x, err := r.ops.Stat(fid(id))
+	data, err := r.ops.ReadAt(fid(id), uint64(off), len(dest)) // clipped at the on-disk size
 	if err != nil {
 		return nil, err
 	}
-	if x.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-		return nil, syscall.EISDIR
+	k := key(id)
+	dirtyEnd := r.cache.DirtyEnd(k)
+	if dirtyEnd <= off {
+		return data, nil
 	}
-	size := max(int64(x.Size), r.cache.DirtyEnd(key(id)))
-	if off >= size {
-		return dest[:0], nil
-	}
-	buf := dest[:min(int64(len(dest)), size-off)]
-	n := 0
-	if off < int64(x.Size) {
-		data, err := r.ops.ReadAt(fid(id), uint64(off), int(min(int64(len(buf)), int64(x.Size)-off)))
-		if err != nil {
-			return nil, err
+	if n := int(min(int64(len(dest)), dirtyEnd-off)); n > len(data) {
+		have := len(data)
+		if cap(data) >= n {
+			data = data[:n]
+		} else {
+			data = append(data, make([]byte, n-have)...)
 		}
-		n = copy(buf, data)
+		clear(data[have:])
 	}
-	clear(buf[n:])
-	r.cache.Overlay(key(id), buf, off)
-	return buf, nil
+	r.cache.Overlay(k, data, off)
+	return data, nil
 }
 
 // write buffers data at off. It refuses with ENOSPC when the data could
@@ -91,11 +91,13 @@ func (r *rwState) write(id ID, data []byte, off int64) (int, error) {
 	l.Lock()
 	err := r.cache.Write(key(id), off, data)
 	now := time.Now()
-	r.mu.Lock()
-	if st := r.open[id]; st != nil {
-		st.mtime = now
+	if !r.kernelTimes {
+		r.mu.Lock()
+		if st := r.open[id]; st != nil {
+			st.mtime, st.lastWrite = now, now
+		}
+		r.mu.Unlock()
 	}
-	r.mu.Unlock()
 	l.Unlock()
 	if err != nil {
 		return 0, err
@@ -193,13 +195,39 @@ func (r *rwState) withData(id ID, fn func() error) error {
 	if err := r.flushInodeLocked(id); err != nil {
 		return err
 	}
-	return fn()
+	err := fn()
+	r.diskTimes(id)
+	return err
+}
+
+// diskTimes forgets the buffered mtime of id after an operation that set
+// the times on disk itself (all its buffered data was written back before).
+func (r *rwState) diskTimes(id ID) {
+	r.mu.Lock()
+	if st := r.open[id]; st != nil {
+		st.mtime, st.lastWrite = time.Time{}, time.Time{}
+	}
+	r.mu.Unlock()
 }
 
 // setattr applies a SETATTR. A size change drops or writes back buffered
-// data first; explicit times win over the time of buffered writes.
+// data first. An explicit mtime also becomes the one buffered data is
+// written back with, so later writeback keeps it.
 func (r *rwState) setattr(id ID, a fsops.SetAttr) error {
-	if a.Valid&(fsops.SetSize|fsops.SetMtime|fsops.SetAtime) == 0 {
+	setTime := func() {
+		if a.Valid&fsops.SetMtime != 0 {
+			r.mu.Lock()
+			if st := r.open[id]; st != nil {
+				st.mtime = a.Mtime
+			}
+			r.mu.Unlock()
+		}
+	}
+	if a.Valid&fsops.SetSize == 0 {
+		l := r.lock(id)
+		l.Lock()
+		defer l.Unlock()
+		setTime()
 		_, err := r.ops.Setattr(fid(id), a)
 		return err
 	}
@@ -208,19 +236,12 @@ func (r *rwState) setattr(id ID, a fsops.SetAttr) error {
 	defer l.Unlock()
 	r.wbMu.Lock()
 	defer r.wbMu.Unlock()
-	if a.Valid&fsops.SetSize != 0 {
-		r.cache.Truncate(key(id), int64(a.Size))
-	}
+	r.cache.Truncate(key(id), int64(a.Size))
 	if err := r.flushInodeLocked(id); err != nil {
 		return err
 	}
-	if a.Valid&fsops.SetMtime != 0 {
-		r.mu.Lock()
-		if st := r.open[id]; st != nil {
-			st.mtime = time.Time{}
-		}
-		r.mu.Unlock()
-	}
+	r.diskTimes(id)
+	setTime()
 	_, err := r.ops.Setattr(fid(id), a)
 	return err
 }
@@ -277,6 +298,7 @@ func (r *rwState) copyRange(src ID, srcOff uint64, dst ID, dstOff uint64, n uint
 	if r.canClone(src, srcOff, dst, dstOff, n, sx.Size) {
 		err := r.ops.Clone(fid(src), srcOff, fid(dst), dstOff, n)
 		if err == nil {
+			r.diskTimes(dst)
 			return n, nil
 		}
 		if !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, syscall.EXDEV) {
@@ -321,11 +343,14 @@ func (r *rwState) copyBuffered(src ID, srcOff uint64, dst ID, dstOff uint64, n u
 		r.dirty.Add(int64(len(data)))
 		done += uint64(len(data))
 	}
-	r.mu.Lock()
-	if st := r.open[dst]; st != nil {
-		st.mtime = time.Now()
+	if !r.kernelTimes {
+		now := time.Now()
+		r.mu.Lock()
+		if st := r.open[dst]; st != nil {
+			st.mtime, st.lastWrite = now, now
+		}
+		r.mu.Unlock()
 	}
-	r.mu.Unlock()
 	return nil
 }
 

@@ -89,9 +89,21 @@ func (r *rwState) Readlink(id ID) (string, error) { return r.ops.Readlink(fid(id
 
 func (r *rwState) ListXattr(id ID) ([]string, error) { return r.ops.ListXattr(fid(id)) }
 
+// capsXattr is asked for before every write (the kernel's
+// file_remove_privs); a negative answer is cached per inode.
+const capsXattr = "security.capability"
+
 func (r *rwState) GetXattr(id ID, name string) ([]byte, error) {
+	if name == capsXattr {
+		if _, ok := r.noCaps.Load(id); ok {
+			return nil, syscall.ENODATA
+		}
+	}
 	v, err := r.ops.GetXattr(fid(id), name)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENODATA) {
+		if name == capsXattr {
+			r.noCaps.Store(id, struct{}{})
+		}
 		return nil, syscall.ENODATA
 	}
 	return v, err
@@ -142,6 +154,6 @@ func (r *rwState) SeekData(id ID, off int64, data bool) (int64, error) {
 
 func (r *rwState) Statfs() (statfs, error) { return r.statfs() }
 
-func (r *rwState) Forget(id ID) {}
+func (r *rwState) Forget(id ID) { r.noCaps.Delete(id) }
 
 func (r *rwState) Close() error { return r.close() }

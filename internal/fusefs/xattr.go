@@ -18,6 +18,7 @@ func (n *Node) Setxattr(ctx context.Context, name string, data []byte, flags uin
 	if errno != 0 {
 		return errno
 	}
+	r.noCaps.Delete(n.id)
 	return n.m.errnoOf("setxattr "+name, n.id, r.ops.SetXattr(fid(n.id), name, data, int(flags)))
 }
 

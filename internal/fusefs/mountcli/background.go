@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"log"
+	"log/syslog"
 	"os"
 	"os/exec"
 	"strconv"
@@ -29,8 +32,9 @@ func startBackground() error {
 	cmd.Args[0] = os.Args[0] // helper mode follows the name it was called by
 	cmd.Env = append(os.Environ(), readyEnv+"=3")
 	cmd.ExtraFiles = []*os.File{pw}
-	cmd.Stdin = nil
-	cmd.Stderr = os.Stderr
+	// stdin, stdout and stderr are /dev/null: the caller's pipes must not
+	// stay open for as long as the mount lives ($(gobtrfs mount -d) returns)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		pw.Close()
@@ -61,6 +65,9 @@ func runChild(a *Args, fdText string) error {
 	}
 	os.Unsetenv(readyEnv)
 	ready := os.NewFile(uintptr(fd), "ready")
+	if a.Options.Logger == nil {
+		a.Options.Logger = daemonLogger()
+	}
 	mt, err := fusefs.New(a.Image, a.Mountpoint, a.Options)
 	if err != nil {
 		// the parent prints it and exits non-zero
@@ -70,12 +77,21 @@ func runChild(a *Args, fdText string) error {
 	}
 	fmt.Fprintln(ready, "ready")
 	ready.Close()
-	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
-		syscall.Dup2(int(null.Fd()), 0)
-		null.Close()
+	serve(mt, a.Options.Logger.Writer())
+	if err := mt.Close(); err != nil {
+		a.Options.Logger.Printf("close %s: %v", a.Image, err)
+		return err
 	}
-	serve(mt, os.Stderr)
-	return mt.Close()
+	return nil
+}
+
+// daemonLogger sends a background mount's reports to syslog (they would
+// go nowhere on /dev/null), or discards them where there is none.
+func daemonLogger() *log.Logger {
+	if w, err := syslog.New(syslog.LOG_DAEMON|syslog.LOG_WARNING, "gobtrfs"); err == nil {
+		return log.New(w, "", 0)
+	}
+	return log.New(io.Discard, "", 0)
 }
 
 func lookPath(bin string) (string, error) { return exec.LookPath(bin) }
