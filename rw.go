@@ -1,0 +1,544 @@
+package gobtrfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/compress"
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/mkfs"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+)
+
+// RW is a filesystem image open for changes: paths are slash-separated and
+// start at the top-level subvolume. Every change runs in the current
+// transaction; Commit makes it durable (also done every CommitInterval and
+// by Close). Safe for concurrent use.
+type RW struct {
+	mu sync.Mutex
+	f  *fsops.FS
+}
+
+// RWOptions tune OpenRW.
+type RWOptions struct {
+	// Compress new file data with "zstd", "zlib" or "lzo" ("" or "none": off).
+	Compress string
+	// CommitInterval commits on a timer (0: only on Commit and Close).
+	CommitInterval time.Duration
+}
+
+// CreateImage makes a new, empty filesystem in a sparse file of size bytes
+// with btrfs-progs' default features (the file must not exist).
+func CreateImage(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	f.Close()
+	dev, err := blockdev.OpenFile(path, false)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	if err := mkfs.Make(dev, mkfs.Config{}); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return dev.Flush()
+}
+
+// OpenRW opens the image at path for changes.
+func OpenRW(path string, opts *RWOptions) (*RW, error) {
+	if opts == nil {
+		opts = &RWOptions{}
+	}
+	var o fsops.Options
+	if opts.Compress != "" {
+		a, err := compress.ParseAlg(opts.Compress)
+		if err != nil {
+			return nil, err
+		}
+		o.Compress = a
+	}
+	f, err := fsops.OpenImage(path, o)
+	if err != nil {
+		return nil, err
+	}
+	if opts.CommitInterval > 0 {
+		f.T.StartCommitTimer(opts.CommitInterval)
+	}
+	return &RW{f: f}, nil
+}
+
+// Commit makes every change so far durable.
+func (w *RW) Commit() error { return w.f.Commit() }
+
+// Close commits and closes the image.
+func (w *RW) Close() error { return w.f.Close() }
+
+func pathError(op, name string, err error) error {
+	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+// split cleans name into its parts ("" and "/" are the top directory).
+func split(name string) []string {
+	c := path.Clean("/" + name)
+	if c == "/" {
+		return nil
+	}
+	return strings.Split(c[1:], "/")
+}
+
+// resolve walks parts from the top directory, following symlinks in all but
+// the last component (and in the last when follow is set).
+func (w *RW) resolve(parts []string, follow bool, depth int) (fsops.ID, item.InodeItem, error) {
+	if depth > 40 {
+		return fsops.ID{}, item.InodeItem{}, syscall.ELOOP
+	}
+	cur := fsops.TopLevel
+	x, err := w.f.Stat(cur)
+	if err != nil {
+		return cur, x, err
+	}
+	for i, p := range parts {
+		if x.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+			return cur, x, syscall.ENOTDIR
+		}
+		switch p {
+		case ".":
+			continue
+		case "..":
+			if cur, err = w.f.Parent(cur); err != nil {
+				return cur, x, err
+			}
+			if x, err = w.f.Stat(cur); err != nil {
+				return cur, x, err
+			}
+			continue
+		}
+		next, nx, err := w.f.Lookup(cur, p)
+		if err != nil {
+			return cur, x, err
+		}
+		last := i == len(parts)-1
+		if nx.Mode&syscall.S_IFMT == syscall.S_IFLNK && (!last || follow) {
+			target, err := w.f.Readlink(next)
+			if err != nil {
+				return next, nx, err
+			}
+			var tparts []string
+			if strings.HasPrefix(target, "/") {
+				tparts = split(target)
+			} else {
+				tparts = append(append([]string{}, parts[:i]...), split(target)...)
+			}
+			rest := append(tparts, parts[i+1:]...)
+			return w.resolve(rest, follow, depth+1)
+		}
+		cur, x = next, nx
+	}
+	return cur, x, nil
+}
+
+// parent resolves the directory holding name and returns the last component.
+func (w *RW) parent(name string) (fsops.ID, string, error) {
+	parts := split(name)
+	if len(parts) == 0 {
+		return fsops.ID{}, "", syscall.EEXIST
+	}
+	dir, x, err := w.resolve(parts[:len(parts)-1], true, 0)
+	if err != nil {
+		return dir, "", err
+	}
+	if x.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return dir, "", syscall.ENOTDIR
+	}
+	return dir, parts[len(parts)-1], nil
+}
+
+func (w *RW) lookup(name string, follow bool) (fsops.ID, item.InodeItem, error) {
+	return w.resolve(split(name), follow, 0)
+}
+
+// Mkdir makes a directory.
+func (w *RW) Mkdir(name string, perm fs.FileMode) error {
+	dir, base, err := w.parent(name)
+	if err == nil {
+		_, err = w.f.Mkdir(dir, base, syscall.S_IFDIR|uint32(perm.Perm()), 0, 0)
+	}
+	if err != nil {
+		return pathError("mkdir", name, err)
+	}
+	return nil
+}
+
+// MkdirAll makes a directory and any missing parents.
+func (w *RW) MkdirAll(name string, perm fs.FileMode) error {
+	parts := split(name)
+	for i := range parts {
+		p := "/" + strings.Join(parts[:i+1], "/")
+		if _, x, err := w.lookup(p, true); err == nil {
+			if x.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+				return pathError("mkdir", p, syscall.ENOTDIR)
+			}
+			continue
+		}
+		if err := w.Mkdir(p, perm); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFile creates or truncates name and writes data to it.
+func (w *RW) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	id, err := w.openFile(name, perm, true)
+	if err == nil {
+		if len(data) > 0 {
+			_, err = w.f.WriteAt(id, 0, data)
+		}
+	}
+	if err != nil {
+		return pathError("write", name, err)
+	}
+	return nil
+}
+
+// openFile returns the regular file name, creating it when missing;
+// truncate empties an existing one.
+func (w *RW) openFile(name string, perm fs.FileMode, truncate bool) (fsops.ID, error) {
+	id, x, err := w.lookup(name, true)
+	if errors.Is(err, syscall.ENOENT) {
+		dir, base, perr := w.parent(name)
+		if perr != nil {
+			return id, perr
+		}
+		return w.f.Create(dir, base, syscall.S_IFREG|uint32(perm.Perm()), 0, 0, 0)
+	}
+	if err != nil {
+		return id, err
+	}
+	if x.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		return id, syscall.EISDIR
+	}
+	if truncate && x.Size > 0 {
+		err = w.f.Truncate(id, 0)
+	}
+	return id, err
+}
+
+// WriteAt writes data at off in the regular file name, creating it (0644) if missing.
+func (w *RW) WriteAt(name string, data []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, pathError("write", name, syscall.EINVAL)
+	}
+	id, err := w.openFile(name, 0o644, false)
+	if err != nil {
+		return 0, pathError("write", name, err)
+	}
+	n, err := w.f.WriteAt(id, uint64(off), data)
+	if err != nil {
+		return n, pathError("write", name, err)
+	}
+	return n, nil
+}
+
+// ReadFile returns the contents of name.
+func (w *RW) ReadFile(name string) ([]byte, error) {
+	id, x, err := w.lookup(name, true)
+	if err == nil && x.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		err = syscall.EISDIR
+	}
+	var b []byte
+	if err == nil {
+		b, err = w.f.ReadAt(id, 0, int(x.Size))
+	}
+	if err != nil {
+		return nil, pathError("read", name, err)
+	}
+	return b, nil
+}
+
+// Symlink makes newname a symbolic link to target.
+func (w *RW) Symlink(target, newname string) error {
+	dir, base, err := w.parent(newname)
+	if err == nil {
+		_, err = w.f.Symlink(dir, base, target, 0, 0)
+	}
+	if err != nil {
+		return pathError("symlink", newname, err)
+	}
+	return nil
+}
+
+// Link makes newname a hard link to oldname.
+func (w *RW) Link(oldname, newname string) error {
+	id, _, err := w.lookup(oldname, false)
+	if err == nil {
+		var dir fsops.ID
+		var base string
+		if dir, base, err = w.parent(newname); err == nil {
+			err = w.f.Link(id, dir, base)
+		}
+	}
+	if err != nil {
+		return pathError("link", newname, err)
+	}
+	return nil
+}
+
+// Mknod makes a fifo, socket or device node (mode includes the type bits).
+func (w *RW) Mknod(name string, mode uint32, dev uint64) error {
+	dir, base, err := w.parent(name)
+	if err == nil {
+		_, err = w.f.Create(dir, base, mode, 0, 0, dev)
+	}
+	if err != nil {
+		return pathError("mknod", name, err)
+	}
+	return nil
+}
+
+// Remove removes a file, an empty directory or an empty subvolume.
+func (w *RW) Remove(name string) error {
+	_, x, err := w.lookup(name, false)
+	var dir fsops.ID
+	var base string
+	if err == nil {
+		dir, base, err = w.parent(name)
+	}
+	if err == nil {
+		if x.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			err = w.f.Rmdir(dir, base)
+		} else {
+			err = w.f.Unlink(dir, base)
+		}
+	}
+	if err != nil {
+		return pathError("remove", name, err)
+	}
+	return nil
+}
+
+// RemoveAll removes name and everything below it (subvolumes included).
+func (w *RW) RemoveAll(name string) error {
+	id, x, err := w.lookup(name, false)
+	if errors.Is(err, syscall.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return pathError("remove", name, err)
+	}
+	if x.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		ents, err := w.f.ReadDir(id)
+		if err != nil {
+			return pathError("remove", name, err)
+		}
+		for _, e := range ents {
+			if err := w.RemoveAll(path.Join("/", name, e.Name)); err != nil {
+				return err
+			}
+		}
+		if e := w.isSubvolume(name); e {
+			dir, base, err := w.parent(name)
+			if err == nil {
+				err = w.f.DeleteSubvolume(dir, base)
+			}
+			if err != nil {
+				return pathError("remove", name, err)
+			}
+			return nil
+		}
+	}
+	return w.Remove(name)
+}
+
+func (w *RW) isSubvolume(name string) bool {
+	id, _, err := w.lookup(name, false)
+	return err == nil && id.Ino == fsops.RootDirIno && len(split(name)) > 0
+}
+
+// Rename moves oldname to newname, replacing a file there (as rename(2)).
+func (w *RW) Rename(oldname, newname string) error { return w.RenameFlags(oldname, newname, 0) }
+
+// RENAME_NOREPLACE and RENAME_EXCHANGE for RenameFlags.
+const (
+	RenameNoReplace = fsops.RenameNoReplace
+	RenameExchange  = fsops.RenameExchange
+)
+
+// RenameFlags is Rename with RenameNoReplace or RenameExchange.
+func (w *RW) RenameFlags(oldname, newname string, flags uint32) error {
+	sd, sb, err := w.parent(oldname)
+	if err == nil {
+		var dd fsops.ID
+		var db string
+		if dd, db, err = w.parent(newname); err == nil {
+			err = w.f.Rename(sd, sb, dd, db, flags)
+		}
+	}
+	if err != nil {
+		return pathError("rename", oldname, err)
+	}
+	return nil
+}
+
+func (w *RW) setattr(op, name string, follow bool, a fsops.SetAttr) error {
+	id, _, err := w.lookup(name, follow)
+	if err == nil {
+		_, err = w.f.Setattr(id, a)
+	}
+	if err != nil {
+		return pathError(op, name, err)
+	}
+	return nil
+}
+
+// Chmod changes the permission bits.
+func (w *RW) Chmod(name string, mode fs.FileMode) error {
+	m := uint32(mode.Perm())
+	if mode&fs.ModeSetuid != 0 {
+		m |= syscall.S_ISUID
+	}
+	if mode&fs.ModeSetgid != 0 {
+		m |= syscall.S_ISGID
+	}
+	if mode&fs.ModeSticky != 0 {
+		m |= syscall.S_ISVTX
+	}
+	return w.setattr("chmod", name, true, fsops.SetAttr{Valid: fsops.SetMode, Mode: m})
+}
+
+// Lchown changes the owner without following a final symlink.
+func (w *RW) Lchown(name string, uid, gid int) error {
+	return w.setattr("chown", name, false, fsops.SetAttr{Valid: fsops.SetUID | fsops.SetGID, UID: uint32(uid), GID: uint32(gid)})
+}
+
+// Chtimes sets access and modification times (nanoseconds kept).
+func (w *RW) Chtimes(name string, atime, mtime time.Time) error {
+	return w.setattr("chtimes", name, true, fsops.SetAttr{Valid: fsops.SetAtime | fsops.SetMtime, Atime: atime, Mtime: mtime})
+}
+
+// Truncate changes the size of a regular file.
+func (w *RW) Truncate(name string, size int64) error {
+	if size < 0 {
+		return pathError("truncate", name, syscall.EINVAL)
+	}
+	return w.setattr("truncate", name, true, fsops.SetAttr{Valid: fsops.SetSize, Size: uint64(size)})
+}
+
+// Fallocate preallocates (mode 0 or FallocKeepSize) or punches a hole
+// (FallocPunchHole|FallocKeepSize), as fallocate(2).
+func (w *RW) Fallocate(name string, mode uint32, off, length int64) error {
+	id, _, err := w.lookup(name, true)
+	if err == nil {
+		err = w.f.Fallocate(id, mode, uint64(off), uint64(length))
+	}
+	if err != nil {
+		return pathError("fallocate", name, err)
+	}
+	return nil
+}
+
+// Fallocate modes.
+const (
+	FallocKeepSize  = fsops.FallocKeepSize
+	FallocPunchHole = fsops.FallocPunchHole
+)
+
+// Clone reflinks length bytes of src at srcOff into dst at dstOff (sector
+// aligned, as FICLONERANGE); both files share the data until rewritten.
+func (w *RW) Clone(src string, srcOff int64, dst string, dstOff, length int64) error {
+	s, _, err := w.lookup(src, true)
+	if err == nil {
+		var d fsops.ID
+		if d, err = w.openFile(dst, 0o644, false); err == nil {
+			err = w.f.Clone(s, uint64(srcOff), d, uint64(dstOff), uint64(length))
+		}
+	}
+	if err != nil {
+		return pathError("clone", dst, err)
+	}
+	return nil
+}
+
+// Setxattr sets an extended attribute (flags as setxattr(2)).
+func (w *RW) Setxattr(name, attr string, value []byte, flags int) error {
+	id, _, err := w.lookup(name, false)
+	if err == nil {
+		err = w.f.SetXattr(id, attr, value, flags)
+	}
+	if err != nil {
+		return pathError("setxattr", name, err)
+	}
+	return nil
+}
+
+// Removexattr removes an extended attribute.
+func (w *RW) Removexattr(name, attr string) error {
+	id, _, err := w.lookup(name, false)
+	if err == nil {
+		err = w.f.RemoveXattr(id, attr)
+	}
+	if err != nil {
+		return pathError("removexattr", name, err)
+	}
+	return nil
+}
+
+// CreateSubvolume makes an empty subvolume at name.
+func (w *RW) CreateSubvolume(name string) error {
+	dir, base, err := w.parent(name)
+	if err == nil {
+		_, err = w.f.CreateSubvolume(dir, base, syscall.S_IFDIR|0o755, 0, 0)
+	}
+	if err != nil {
+		return pathError("subvolume create", name, err)
+	}
+	return nil
+}
+
+// Snapshot makes name a snapshot of the subvolume at src ("/" is the top level).
+func (w *RW) Snapshot(src, name string, readonly bool) error {
+	sid, _, err := w.lookup(src, true)
+	if err == nil && sid.Ino != fsops.RootDirIno {
+		err = fmt.Errorf("%s is not a subvolume", src)
+	}
+	if err == nil {
+		var dir fsops.ID
+		var base string
+		if dir, base, err = w.parent(name); err == nil {
+			_, err = w.f.Snapshot(ondisk.ObjectID(sid.Root), dir, base, readonly)
+		}
+	}
+	if err != nil {
+		return pathError("snapshot", name, err)
+	}
+	return nil
+}
+
+// DeleteSubvolume deletes the subvolume at name with everything in it.
+func (w *RW) DeleteSubvolume(name string) error {
+	dir, base, err := w.parent(name)
+	if err == nil {
+		err = w.f.DeleteSubvolume(dir, base)
+	}
+	if err != nil {
+		return pathError("subvolume delete", name, err)
+	}
+	return nil
+}
