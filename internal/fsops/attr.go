@@ -53,7 +53,11 @@ func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
 				return err
 			}
 			o.touch(x, true)
-		} else if err := o.reserve(itemsInode); err != nil {
+		} else if err := o.reserveForDelete(itemsInode); err != nil {
+			// Updating an inode item in place only copies a path: like
+			// btrfs_dirty_inode, which first joins the transaction without
+			// reserving, let it use the global reserve (touch and chmod
+			// work on a full filesystem).
 			return fmt.Errorf("setattr %v: %w", id, err)
 		}
 		if a.Valid&SetMode != 0 {

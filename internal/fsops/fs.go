@@ -55,7 +55,7 @@ type FS struct {
 	nextIno   map[ondisk.ObjectID]ondisk.ObjectID // per tree: next free inode number
 	nextIndex map[ID]uint64                       // per directory: next DIR_INDEX
 	// touched holds the data extents whose references changed since our
-	// last commit, with whose they were: the extent tree does not show them
+	// last commit, and by whom: the extent tree does not show them
 	// yet, so they are overwritten in place only when this inode alone
 	// changed them (see canNoCow).
 	touched map[ondisk.LogicalAddr]refOwner

@@ -19,7 +19,8 @@ import (
 // filesystem is too full, before anything changed. Operations that free
 // space (unlink, rmdir, removexattr, truncating down, punching holes,
 // deleting subvolumes) use ReserveForDelete, which may dip into the global
-// reserve, so that a full filesystem can always be emptied
+// reserve, and settle for less than their worst case when even that cannot
+// hold it, so that a full filesystem can always be emptied
 // (btrfs_start_transaction_fallback_global_rsv). The item counts of each
 // operation are below; they follow the kernel's where an operation has a
 // kernel counterpart.
@@ -48,8 +49,9 @@ const (
 	itemsSymlink = itemsCreate + 1
 	// inode item, inode ref, dir item, dir index, parent inode: btrfs_link
 	itemsLink = 5
-	// orphan (ours: the last link's items), dir item, dir index, inode ref,
-	// inode: __unlink_start_trans, also for rmdir
+	// orphan item, dir item, dir index, inode ref, inode:
+	// __unlink_start_trans, also for rmdir (we have no orphan item but
+	// delete the inode's items in the same handle: dropLinkItems more)
 	itemsUnlink = 5
 	// two unlinks and one link: btrfs_rename
 	itemsRename = 11
@@ -78,7 +80,8 @@ const (
 	extentsPerItem = 64
 	// one more item per this many new data bytes, for data space so
 	// fragmented, or data so compressible, that extents come out small
-	fragmentBytes = 4 << 20
+	// (an item's 16 blocks hold thousands of file extent items)
+	fragmentBytes = 16 << 20
 )
 
 // manyItems is the reservation for changing n adjacent extent items.

@@ -327,3 +327,24 @@ func TestFsyncDurable(t *testing.T) {
 	ro.unmount()
 	finish(t, tm, img)
 }
+
+// TestSubvolMount: subvol= and subvolid= pick the root; its inodes keep
+// their btrfs numbers.
+func TestSubvolMount(t *testing.T) {
+	needFuse(t)
+	img := newImage(t, 256<<20)
+	withSubvol(t, img)
+	for _, o := range []Options{{Subvol: "sub"}, {Subvol: "/sub/", ReadOnly: true}, {SubvolID: 256}, {SubvolID: 256, ReadOnly: true}} {
+		tm := mountImage(t, img, o)
+		var st unix.Stat_t
+		must(t, unix.Stat(tm.path("f"), &st))
+		if b, err := os.ReadFile(tm.path("f")); err != nil || string(b) != "in a subvolume" || st.Ino != 257 {
+			t.Errorf("%+v: f = %q %v, ino %d", o, b, err, st.Ino)
+		}
+		tm.unmount()
+	}
+	if _, err := New(img, t.TempDir(), Options{Subvol: "nope"}); err == nil {
+		t.Errorf("subvol=nope mounted")
+	}
+	btrfsCheck(t, img)
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -198,8 +199,8 @@ func TestSignalWhileBusy(t *testing.T) {
 	}
 	os.Mkdir(mnt, 0o755)
 	fg := exec.Command(bin, "mount", "-o", "commit=5,compress=zstd", img, mnt)
-	var stderr bytes.Buffer
-	fg.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	fg.Stderr = stderr
 	if err := fg.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -280,6 +281,24 @@ func TestMountHelper(t *testing.T) {
 	}
 	unmountDir(t, mnt)
 	waitFor(t, "the helper to exit", func() bool { return unlocked(img) })
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a command writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func TestParse(t *testing.T) {
