@@ -147,7 +147,18 @@ func (e *benchEnv) loopback(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	e.cleanups = append(e.cleanups, func() { server.Unmount(); server.Wait() })
+	e.cleanups = append(e.cleanups, func() {
+		var err error
+		for i := 0; i < 20; i++ {
+			if err = server.Unmount(); err == nil {
+				server.Wait()
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		fmt.Fprintf(os.Stderr, "unmount %s: %v; detaching it\n", mnt, err)
+		syscall.Unmount(mnt, syscall.MNT_DETACH)
+	})
 	return mnt, nil
 }
 
