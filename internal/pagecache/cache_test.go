@@ -156,3 +156,27 @@ func TestRandomAgainstModel(t *testing.T) {
 		}
 	}
 }
+
+// TestLongStreamSplitsAtMaxSpan: a stream longer than maxSpan is written
+// back as maxSpan-sized ranges (each still one large extent), in order.
+func TestLongStreamSplitsAtMaxSpan(t *testing.T) {
+	b := &memBackend{files: map[Key][]byte{}}
+	c := New(b, 0)
+	k := Key{5, 258}
+	blk := make([]byte, 4096)
+	for i := 0; i < (20<<20)/4096; i++ {
+		blk[0] = byte(i)
+		c.Write(k, int64(i)*4096, blk)
+	}
+	if err := c.Fsync(k); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.writes) != 3 || b.writes[0] != maxSpan || b.writes[1] != maxSpan || b.writes[2] != 4<<20 {
+		t.Fatalf("writes %v, want [8 MiB 8 MiB 4 MiB]", b.writes)
+	}
+	for i := 0; i < (20<<20)/4096; i++ {
+		if b.files[k][i*4096] != byte(i) {
+			t.Fatalf("block %d wrong after writeback", i)
+		}
+	}
+}

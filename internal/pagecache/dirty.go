@@ -31,8 +31,17 @@ func (d *dirtyRanges) write(off int64, data []byte) {
 	for j < len(d.spans) && d.spans[j].off <= end {
 		j++
 	}
+	// A pure append to a span that reached maxSpan starts a new span: the
+	// backend still gets maxSpan-sized extents, and the stream is copied
+	// about twice instead of once per growth step.
+	capacity := len(data)
+	if j == i+1 && off == d.spans[i].end() && len(d.spans[i].data)+len(data) > maxSpan {
+		i = j
+		capacity = growCap(len(data))
+	}
 	if i == j {
-		buf := append([]byte(nil), data...)
+		buf := make([]byte, len(data), capacity)
+		copy(buf, data)
 		d.spans = append(d.spans, span{})
 		copy(d.spans[i+1:], d.spans[i:])
 		d.spans[i] = span{off, buf}
@@ -63,11 +72,17 @@ func (d *dirtyRanges) write(off int64, data []byte) {
 // growCap leaves room for appends so a sequential stream does not copy
 // the whole range on every write.
 func growCap(n int) int {
-	if n < 64<<10 {
+	switch {
+	case n < 64<<10:
 		return 64 << 10
+	case n >= maxSpan:
+		return n
 	}
-	return n + n/4
+	return min(2*n, maxSpan)
 }
+
+// maxSpan bounds how far appends grow one span (and so one extent written back).
+const maxSpan = 8 << 20
 
 // overlay copies dirty bytes over p (which holds file bytes at off).
 func (d *dirtyRanges) overlay(p []byte, off int64) {
