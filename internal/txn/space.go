@@ -41,6 +41,9 @@ func (f *FS) globalReserve() uint64 {
 	return min(max(total/16, 32*uint64(f.super.NodeSize)), 512<<20)
 }
 
+// commitReserve is the part of the global reserve that only commits use.
+func (f *FS) commitReserve() uint64 { return f.globalReserve() / 2 }
+
 // metaAvail is the metadata space neither used, pinned, nor reserved.
 func (f *FS) metaAvail() uint64 {
 	s := f.groups.Space(ondisk.BlockGroupMetadata)
@@ -66,7 +69,10 @@ func (h *Handle) reserve(items int, global bool) error {
 	for attempt := 0; ; attempt++ {
 		floor := f.globalReserve()
 		if global {
-			floor = 0
+			// Deletions may use the global reserve, but not the part the
+			// commit itself needs for the extent, free space and root
+			// tree updates: with that gone a commit cannot finish.
+			floor = f.commitReserve()
 		}
 		if f.metaAvail() >= need+floor {
 			f.metaRsv += need
