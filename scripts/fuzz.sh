@@ -1,11 +1,24 @@
 #!/usr/bin/env bash
-# Runs each Go fuzz target for a short time ($1, default 10s).
+# Runs each Go fuzz target for a short time ($1, default 3s). The seed
+# corpora under testdata/fuzz also run as plain tests in `go test ./...`.
 set -eu
-t=${1:-10s}
+t=${1:-3s}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //'); do
     echo "fuzz $pkg $f ($t)"
-    go test -run '^$' -fuzz "^$f\$" -fuzztime "$t" "$pkg" >/tmp/fuzz.$$.log 2>&1 || { cat /tmp/fuzz.$$.log; exit 1; }
+    if ! go test -run '^$' -fuzz "^$f\$" -fuzztime "$t" "$pkg" >"$log" 2>&1; then
+      # Go's fuzz coordinator sometimes reports its own time limit as
+      # "context deadline exceeded" with no failing input; only a real
+      # failure (a crasher written to testdata) fails the run.
+      if grep -q 'context deadline exceeded' "$log" && ! grep -qE 'Failing input|testdata/fuzz/' "$log"; then
+        echo "  (go fuzz coordinator timeout, no failing input: ignored)"
+        continue
+      fi
+      cat "$log"
+      exit 1
+    fi
   done
 done
