@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"syscall"
 
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 )
 
@@ -46,3 +47,5 @@ var (
 	errNotLink  = syscall.EINVAL
 	errBadWhere = syscall.EINVAL
 )
+
+var ErrLocked = blockdev.ErrLocked

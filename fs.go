@@ -58,6 +58,9 @@ func Open(path string, opts *Options) (*FS, error) {
 		dev.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if h, busy := dev.InUse(); busy && !f.opts.NoInUseWarning {
+		f.warn("in use", blockdev.InUseWarning(path, h))
+	}
 	return f, nil
 }
 

@@ -16,6 +16,10 @@ type Options struct {
 	// Warn receives notices such as a mirror fallback or a missing data
 	// checksum; nil discards them.
 	Warn func(string)
+	// NoInUseWarning keeps Open quiet when another process has the image
+	// open for writing (by default Warn is told that what is read may be
+	// stale).
+	NoInUseWarning bool
 	// ExtentCacheBytes bounds the per-inode extent mapping cache over all
 	// inodes (default 16 MiB).
 	ExtentCacheBytes int64

@@ -23,6 +23,7 @@ func checkMain(args []string, stdout, stderr io.Writer) error {
 	super := fset.Int("s", -1, "use superblock copy N (0 = primary, 1 and 2 = mirrors); default: the primary, or the best mirror if it is bad")
 	fset.Bool("readonly", true, "accepted for btrfs check compatibility; the checker never writes")
 	quiet := fset.Bool("q", false, "print only errors and the summary line")
+	quietUse := fset.Bool("no-warn-in-use", false, "do not warn when another process has the image open for writing")
 	pos, err := rdParse(fset, args)
 	if err != nil {
 		return err
@@ -41,6 +42,9 @@ func checkMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return err
+	}
+	if rep.InUse != "" && !*quietUse {
+		fmt.Fprintf(stderr, "WARNING: %s\n", rep.InUse)
 	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(stderr, "ERROR: %s\n", p)

@@ -146,6 +146,9 @@ func dumpSuperMain(args []string, stdout, stderr io.Writer) error {
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	for _, path := range p.operands {
+		if h, busy := blockdev.Probe(path); busy {
+			fmt.Fprintf(stderr, "WARNING: %s\n", blockdev.InUseWarning(path, h))
+		}
 		offs := []uint64{bytenr}
 		if all {
 			offs = nil
@@ -247,6 +250,9 @@ func dumpTreeMain(args []string, stdout, stderr io.Writer) error {
 	}
 	defer dev.Close()
 	warn := func(msg string) { fmt.Fprintf(stderr, "WARNING: %s\n", msg) }
+	if h, busy := dev.InUse(); busy {
+		warn(blockdev.InUseWarning(p.operands[0], h))
+	}
 	fs, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true, Warn: warn})
 	if err != nil {
 		return fmt.Errorf("unable to open %s: %w", p.operands[0], err)

@@ -17,17 +17,19 @@ type rdImageFlags struct {
 	noVerify bool
 	super    int
 	subvol   string
+	quietUse bool
 }
 
 func (o *rdImageFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify data checksums")
 	fs.IntVar(&o.super, "s", -1, "use superblock mirror `N` (0 = primary, 1, 2)")
+	fs.BoolVar(&o.quietUse, "no-warn-in-use", false, "do not warn when another process has the image open for writing")
 	fs.StringVar(&o.subvol, "subvol", "", "open subvolume `ID|PATH` as the root (default: the default subvolume)")
 }
 
 // open opens img; topLevel picks subvolume 5 when --subvol is not given.
 func (o *rdImageFlags) open(img string, topLevel bool, stderr io.Writer) (*gobtrfs.FS, error) {
-	opts := &gobtrfs.Options{ReadOnly: true, NoVerifyDataCsum: o.noVerify,
+	opts := &gobtrfs.Options{ReadOnly: true, NoVerifyDataCsum: o.noVerify, NoInUseWarning: o.quietUse,
 		Warn: func(msg string) { fmt.Fprintf(stderr, "gobtrfs: warning: %s\n", msg) }}
 	if o.super >= 0 {
 		opts.SuperMirror = o.super + 1

@@ -3,10 +3,12 @@
 package blockdev
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
+	"syscall"
 )
 
 // Device is random-access storage with an explicit durability barrier.
@@ -25,16 +27,33 @@ type File struct {
 	f        *os.File
 	size     int64
 	readOnly bool
+	inUse    Holder
 }
 
-// OpenFile opens path as a device.
+// OpenFile opens path as a device. A read-write open takes the image's
+// exclusive lock (one writer per image; a second gets a *LockedError,
+// errors.Is ErrLocked); a read-only open only looks whether a writer holds
+// it (InUse).
 func OpenFile(path string, readOnly bool) (*File, error) {
-	flag := os.O_RDWR
-	if readOnly {
-		flag = os.O_RDONLY
-	}
-	f, err := os.OpenFile(path, flag, 0)
+	f, err := os.OpenFile(path, openFlags(path, readOnly), 0)
 	if err != nil {
+		if errors.Is(err, syscall.EBUSY) {
+			return nil, &LockedError{Path: path, Holder: Holder{What: "the kernel or another program (block device busy)"}}
+		}
+		return nil, err
+	}
+	mode := lockExclusive
+	if readOnly {
+		mode = lockProbe
+	} else if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if loop := loopBacking(path); loop != "" {
+			f.Close()
+			return nil, &LockedError{Path: path, Holder: Holder{What: "loop device " + loop + " (detach it first: losetup -d " + loop + ")"}}
+		}
+	}
+	holder, err := lock(f, path, mode)
+	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	st, err := f.Stat()
@@ -48,8 +67,12 @@ func OpenFile(path string, readOnly bool) (*File, error) {
 			size = n
 		}
 	}
-	return &File{f: f, size: size, readOnly: readOnly}, nil
+	return &File{f: f, size: size, readOnly: readOnly, inUse: holder}, nil
 }
+
+// InUse reports the writer that held the image when it was opened
+// read-only (what is read may then be stale); ok is false when none did.
+func (d *File) InUse() (h Holder, ok bool) { return d.inUse, d.inUse.Write }
 
 // ReadAt reads from the file; reads past the end return io.ErrUnexpectedEOF-style errors.
 func (d *File) ReadAt(p []byte, off int64) (int, error) { return d.f.ReadAt(p, off) }

@@ -34,7 +34,11 @@ func ImageWith(path string, o Options) (*Report, error) {
 		return nil, fmt.Errorf("check %s: %w", path, err)
 	}
 	defer dev.Close()
-	return device(dev, o)
+	rep, err := device(dev, o)
+	if h, busy := dev.InUse(); busy && rep != nil {
+		rep.InUse = blockdev.InUseWarning(path, h)
+	}
+	return rep, err
 }
 
 // FS checks the filesystem on fi's device as it is on disk: it opens the

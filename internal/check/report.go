@@ -68,6 +68,10 @@ type Report struct {
 	// Warnings are oddities that btrfs check also tolerates (a bad first
 	// copy of a DUP block, a stale device size).
 	Warnings []string
+	// InUse is set when another process had the image open for writing
+	// while it was checked: the result may be stale or show half-written
+	// state.
+	InUse string
 
 	// Summary figures, as btrfs check prints them.
 	BytesUsed         uint64 // sum of the extent items' sizes ("found N bytes used")

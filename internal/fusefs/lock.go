@@ -1,33 +1,31 @@
 package fusefs
 
 import (
-	"errors"
-	"fmt"
 	"os"
-	"syscall"
+
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 )
 
-// ErrLocked is returned when another process has the image mounted.
-var ErrLocked = errors.New("image is already mounted (locked by another gobtrfs process)")
+// ErrLocked is the error (errors.Is) of a mount of an image that another
+// writer, or a read-only mount, holds.
+var ErrLocked = blockdev.ErrLocked
 
-// lockImage takes a lock on image for the life of the mount: exclusive for
-// a read-write mount, shared for a read-only one, so a second read-write
-// mount (or any mount while one writes) is refused.
-func lockImage(image string, readOnly bool) (*os.File, error) {
-	f, err := os.Open(image)
-	if err != nil {
-		return nil, err
-	}
-	how := syscall.LOCK_EX
-	if readOnly {
-		how = syscall.LOCK_SH
-	}
-	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s: %w", image, ErrLocked)
+// lockImage keeps other writers out for the life of the mount. A
+// read-write mount's lock is the exclusive one its device open takes, so
+// here it only waits (up to o.LockWait, saying so) for a holder that is on
+// its way out, such as the daemon of a mount just unmounted. A read-only
+// mount holds a shared lock: more read-only mounts, no writer.
+func lockImage(image string, o *Options, logf func(string, ...any)) (*os.File, error) {
+	if o.LockWait > 0 {
+		err := blockdev.WaitUnlocked(image, o.LockWait, func(h blockdev.Holder) {
+			logf("%s is in use by %s; waiting up to %v for it to finish", image, h, o.LockWait)
+		})
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("lock %s: %w", image, err)
 	}
-	return f, nil
+	if o.ReadOnly {
+		return blockdev.LockShared(image)
+	}
+	return nil, nil
 }

@@ -39,12 +39,12 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := lockImage(abs, o.ReadOnly)
+	m := &fsys{log: o.Logger, opts: o}
+	lock, err := lockImage(abs, &o, m.logf)
 	if err != nil {
 		return nil, err
 	}
 	mt := &Mount{Image: abs, Mountpoint: mountpoint, lock: lock}
-	m := &fsys{log: o.Logger, opts: o}
 	mt.m = m
 	warn := func(s string) { m.logf("%s", s) }
 	if o.ReadOnly {
@@ -135,7 +135,10 @@ func (mt *Mount) Close() error {
 
 func (mt *Mount) closeBackend() error {
 	err := mt.m.b.Close()
-	return errors.Join(err, mt.lock.Close())
+	if mt.lock != nil {
+		err = errors.Join(err, mt.lock.Close())
+	}
+	return err
 }
 
 // Sync writes back every dirty inode (the writeback list only) and commits.

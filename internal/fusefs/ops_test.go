@@ -251,8 +251,8 @@ func TestSecondMountRefused(t *testing.T) {
 	img := newImage(t, 256<<20)
 	tm := mountImage(t, img, Options{})
 	_, err := New(img, t.TempDir(), Options{})
-	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "already mounted") {
-		t.Errorf("second mount: %v, want a clear 'already mounted' error", err)
+	if want := "in use by a gobtrfs mount on " + tm.dir; !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), want) {
+		t.Errorf("second mount: %v, want a clear %q error", err, want)
 	}
 	_, err = New(img, t.TempDir(), Options{ReadOnly: true})
 	if !errors.Is(err, ErrLocked) {

@@ -40,6 +40,10 @@ type Options struct {
 	Logger *log.Logger
 	// FsName is shown as the mount's source (default: the image path).
 	FsName string
+	// LockWait is how long a mount waits for another holder of the image
+	// (such as the daemon of a mount that was just unmounted and is still
+	// writing back) before it gives up with ErrLocked; 0 does not wait.
+	LockWait time.Duration
 	// KernelOptions are passed to the kernel mount as they are ("sync", "dirsync").
 	KernelOptions []string
 }
@@ -81,6 +85,12 @@ func ParseMountOptions(s string, o *Options) error {
 				return fmt.Errorf("option commit=%s: want a positive number of seconds", v)
 			}
 			o.CommitInterval = time.Duration(n) * time.Second
+		case k == "lock_wait" && hasV:
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("option lock_wait=%s: want a number of seconds", v)
+			}
+			o.LockWait = time.Duration(n) * time.Second
 		case k == "subvol" && hasV:
 			o.Subvol = v
 		case k == "subvolid" && hasV:

@@ -111,6 +111,9 @@ func Open(fi *fsinfo.FSInfo) (*FS, error) {
 	if sb.IncompatFlags&(ondisk.IncompatRaid56|ondisk.IncompatMixedGroups) != 0 {
 		return nil, fmt.Errorf("txn: cannot write: RAID5/6 and mixed block groups are not supported for writing")
 	}
+	if want, have := sb.DevItem.TotalBytes, fi.Dev.Size(); have >= 0 && uint64(have) < want {
+		return nil, fmt.Errorf("txn: cannot write: the image is %d bytes but the filesystem's device is %d (superblock dev_item.total_bytes): truncated copy? restore its full size or open it read-only", have, want)
+	}
 	fst := sb.CompatROFlags&ondisk.CompatROFreeSpaceTree != 0
 	if fst && sb.CompatROFlags&ondisk.CompatROFreeSpaceTreeValid == 0 {
 		return nil, errors.New("txn: cannot write: free space tree is not marked valid (FREE_SPACE_TREE_VALID); let Linux rebuild it")

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/fusefs"
@@ -35,6 +36,8 @@ Mount a btrfs image through FUSE. With no IMAGE and MOUNTPOINT, mounts
 ./gobtrfs.img (made, 1 GiB sparse, if missing) at ./mnt (made if missing).
 Runs in the foreground until unmounted (Ctrl-C, umount or fusermount3 -u);
 everything buffered is written back and committed before it exits.
+A read-write mount holds the image exclusively: other writers (put, mkfs,
+another mount, the library's OpenRW) are refused while it is mounted.
 
   -d             run in the background once the mount is ready
   -f             run in the foreground (the default; for mount(8) helpers)
@@ -47,6 +50,8 @@ everything buffered is written back and committed before it exits.
        allow_other           let other users in (see /etc/fuse.conf)
        dirty_limit=SIZE      buffered data before writers write back (default 256M)
        nodatasum             do not verify data checksums (ro)
+       lock_wait=SECONDS     wait this long for another holder of the image
+                             (one writer per image; default 10)
        debug                 log every FUSE request
 `
 
@@ -61,10 +66,16 @@ type Args struct {
 	Defaults bool
 }
 
+// DefaultLockWait is how long `gobtrfs mount` waits for another holder of
+// the image to let go (-o lock_wait=S changes it): umount returns before
+// the daemon of the old mount has written back and released the image.
+const DefaultLockWait = 10 * time.Second
+
 // Parse reads `gobtrfs mount` arguments. The mount(8) helper convention
 // (IMAGE DIR -o OPTS, options after the operands) is accepted too.
 func Parse(args []string, helper bool) (*Args, error) {
 	a := &Args{Background: helper}
+	a.Options.LockWait = DefaultLockWait
 	var operands []string
 	for i := 0; i < len(args); i++ {
 		s := args[i]
