@@ -4,17 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
-	"github.com/gobtrfs/gobtrfs/internal/mkfs"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -38,28 +35,7 @@ type RWOptions struct {
 
 // CreateImage makes a new, empty filesystem in a sparse file of size bytes
 // with btrfs-progs' default features (the file must not exist).
-func CreateImage(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if err := f.Truncate(size); err != nil {
-		f.Close()
-		os.Remove(path)
-		return err
-	}
-	f.Close()
-	dev, err := blockdev.OpenFile(path, false)
-	if err != nil {
-		return err
-	}
-	defer dev.Close()
-	if err := mkfs.Make(dev, mkfs.Config{}); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	return dev.Flush()
-}
+func CreateImage(path string, size int64) error { return Mkfs(path, size, nil) }
 
 // OpenRW opens the image at path for changes.
 func OpenRW(path string, opts *RWOptions) (*RW, error) {

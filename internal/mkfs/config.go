@@ -45,7 +45,7 @@ type Config struct {
 	SubvolUUID    ondisk.UUID
 	// Time stamps the root directories and the FS tree; zero means now.
 	Time time.Time
-	// Rootdir, when set, is copied into the new filesystem by PopulateRootdir.
+	// Rootdir, when set, is copied into the new filesystem (internal/copyin).
 	Rootdir string
 	// Compress is the algorithm ("zlib", "lzo", "zstd", optionally ":LEVEL")
 	// used for Rootdir's files; it needs Rootdir.

@@ -8,9 +8,12 @@ package mkfs
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/compress"
+	"github.com/gobtrfs/gobtrfs/internal/copyin"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
@@ -31,14 +34,25 @@ type image struct {
 //     (the extent tree and free space tree describe the blocks themselves);
 //  4. wipe old signatures, write every tree block (both copies for DUP),
 //     flush, then write the superblock and its mirrors and flush again;
-//  5. with Rootdir, hand the new filesystem to PopulateRootdir.
+//  5. with Rootdir, copy the directory in (internal/copyin) and commit.
 func Make(dev blockdev.Device, cfg Config) error {
 	p, err := resolve(cfg, uint64(dev.Size()))
 	if err != nil {
 		return fmt.Errorf("mkfs: %w", err)
 	}
-	if p.Rootdir != "" && PopulateRootdir == nil {
-		return fmt.Errorf("mkfs: %w", ErrRootdirNotImplemented)
+	var alg compress.Alg
+	if p.Rootdir != "" {
+		// refuse a bad --rootdir before anything is written
+		if st, err := os.Stat(p.Rootdir); err != nil {
+			return fmt.Errorf("mkfs: --rootdir: %w", err)
+		} else if !st.IsDir() {
+			return fmt.Errorf("mkfs: --rootdir %s: not a directory", p.Rootdir)
+		}
+		if p.Compress != "" {
+			if alg, err = compress.ParseAlg(p.Compress); err != nil {
+				return fmt.Errorf("mkfs: --compress: %w", err)
+			}
+		}
 	}
 	plan, err := planChunks(p)
 	if err != nil {
@@ -52,7 +66,7 @@ func Make(dev blockdev.Device, cfg Config) error {
 		return fmt.Errorf("mkfs: %w", err)
 	}
 	if p.Rootdir != "" {
-		if err := PopulateRootdir(dev, p.Config); err != nil {
+		if err := copyin.Rootdir(dev, p.Rootdir, alg); err != nil {
 			return fmt.Errorf("mkfs: --rootdir %s: %w", p.Rootdir, err)
 		}
 	}

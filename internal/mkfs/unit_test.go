@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand"
 	"strings"
 	"testing"
@@ -143,12 +144,12 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-func TestRootdirWithoutPopulatorLeavesDeviceAlone(t *testing.T) {
+func TestBadRootdirLeavesDeviceAlone(t *testing.T) {
 	dev := blockdev.NewMemory(256 << 20)
 	dev.WriteAt([]byte("keep"), 0)
 	err := Make(dev, Config{Rootdir: "/nonexistent"})
-	if !errors.Is(err, ErrRootdirNotImplemented) {
-		t.Fatalf("err %v, want ErrRootdirNotImplemented", err)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "rootdir") {
+		t.Fatalf("err %v, want a --rootdir not-found error", err)
 	}
 	if b := dev.Bytes(); string(b[:4]) != "keep" {
 		t.Fatalf("device was written")
