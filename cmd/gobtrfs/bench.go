@@ -1,82 +1,8 @@
 package main
 
-import (
-	"fmt"
-	"io"
-	"os"
-	"runtime/pprof"
-	"sort"
-	"strings"
-	"text/tabwriter"
-)
+import "github.com/gobtrfs/gobtrfs/internal/bench"
 
 func init() {
-	commands["bench"] = runBench
+	commands["bench"] = bench.Main
 	usageText["bench"] = "run benchmarks against the kernel and other baselines (gobtrfs bench list)"
-}
-
-// benchmarks holds the `gobtrfs bench NAME` entries; each file adding
-// benchmarks registers them from its init.
-var benchmarks = map[string]benchmark{}
-
-// benchmark is one `gobtrfs bench` entry.
-type benchmark struct {
-	about string
-	run   func(args []string, out io.Writer) error
-}
-
-func runBench(args []string) error {
-	if len(args) == 0 || args[0] == "list" || args[0] == "-h" || args[0] == "--help" {
-		names := make([]string, 0, len(benchmarks))
-		for n := range benchmarks {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		fmt.Println("usage: gobtrfs bench NAME [FLAGS]   (gobtrfs bench NAME -h for its flags)\n\nbenchmarks:")
-		for _, n := range names {
-			fmt.Printf("  %-10s %s\n", n, benchmarks[n].about)
-		}
-		return nil
-	}
-	b, ok := benchmarks[args[0]]
-	if !ok {
-		return fmt.Errorf("unknown benchmark %q (gobtrfs bench list)", args[0])
-	}
-	if p := os.Getenv("GOBTRFS_CPUPROFILE"); p != "" {
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		pprof.StartCPUProfile(f)
-		defer pprof.StopCPUProfile()
-	}
-	return b.run(args[1:], os.Stdout)
-}
-
-// table prints rows with aligned columns.
-type table struct {
-	title string
-	head  []string
-	rows  [][]string
-	notes []string
-}
-
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
-
-func (t *table) note(format string, args ...any) {
-	t.notes = append(t.notes, fmt.Sprintf(format, args...))
-}
-
-func (t *table) print(out io.Writer) {
-	fmt.Fprintf(out, "\n%s\n", t.title)
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, strings.Join(t.head, "\t"))
-	for _, r := range t.rows {
-		fmt.Fprintln(w, strings.Join(r, "\t"))
-	}
-	w.Flush()
-	for _, n := range t.notes {
-		fmt.Fprintf(out, "  %s\n", n)
-	}
 }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"encoding/json"
@@ -30,12 +30,6 @@ import (
 // The FUSE mount's benchmarks (issue 4). Each runs its targets in one
 // process, one after another, on tmpfs (-dir, default /dev/shm), and
 // prints a table. Kernel columns need root, loop devices and btrfs.
-
-func init() {
-	benchmarks["sync"] = benchmark{"seed 002: sync time with many clean cached inodes vs none (ours and kernel btrfs)", benchSync}
-	benchmarks["stream"] = benchmark{"seed 001: falloc + 4 KiB pwrite stream vs kernel btrfs and go-fuse loopback; extent sizes", benchStream}
-	benchmarks["randread"] = benchmark{"fio 4 KiB random reads of a 32 MiB file, buffered and O_DIRECT, vs kernel btrfs", benchRandread}
-}
 
 // benchEnv is the scratch space of one run.
 type benchEnv struct {
