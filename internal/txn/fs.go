@@ -60,6 +60,7 @@ type FS struct {
 	stats      Stats
 	transidPub atomic.Uint64 // transid, readable without mu
 
+	timerMu   sync.Mutex // guards timerStop and timerDone
 	timerStop chan struct{}
 	timerDone chan struct{}
 	closed    bool

@@ -1,14 +1,9 @@
 package txn
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
 // DefaultCommitInterval is the kernel's default commit= mount option.
 const DefaultCommitInterval = 30 * time.Second
-
-var timerMu sync.Mutex // guards timerStop/timerDone of every FS
 
 // StartCommitTimer commits the running transaction every d (the default
 // interval when d <= 0) until StopCommitTimer or Close. Errors abort the
@@ -19,9 +14,9 @@ func (f *FS) StartCommitTimer(d time.Duration) {
 	}
 	f.StopCommitTimer()
 	stop, done := make(chan struct{}), make(chan struct{})
-	timerMu.Lock()
+	f.timerMu.Lock()
 	f.timerStop, f.timerDone = stop, done
-	timerMu.Unlock()
+	f.timerMu.Unlock()
 	go func() {
 		defer close(done)
 		tk := time.NewTicker(d)
@@ -41,10 +36,10 @@ func (f *FS) StartCommitTimer(d time.Duration) {
 
 // StopCommitTimer stops the commit timer and waits for a commit it started.
 func (f *FS) StopCommitTimer() {
-	timerMu.Lock()
+	f.timerMu.Lock()
 	stop, done := f.timerStop, f.timerDone
 	f.timerStop, f.timerDone = nil, nil
-	timerMu.Unlock()
+	f.timerMu.Unlock()
 	if stop != nil {
 		close(stop)
 		<-done
