@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gobtrfs/gobtrfs"
+	"github.com/gobtrfs/gobtrfs/internal/acl"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -103,6 +104,14 @@ func TestCopyIn(t *testing.T) {
 	if err := w.MkdirAll("/in", 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// a default ACL on the target directory must not reach the copies:
+	// they keep the source's permissions (as cp -a and mkfs.btrfs --rootdir)
+	def := acl.ACL{{Tag: acl.UserObj, Perm: 7, ID: acl.UndefinedID}, {Tag: acl.User, Perm: 5, ID: 1234},
+		{Tag: acl.GroupObj, Perm: 5, ID: acl.UndefinedID}, {Tag: acl.Mask, Perm: 5, ID: acl.UndefinedID},
+		{Tag: acl.Other, Perm: 0, ID: acl.UndefinedID}}
+	if err := w.Setxattr("/in", acl.DefaultXattr, def.Bytes(), 0); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.CopyIn(src, "/in"); err != nil {
 		t.Fatal(err)
 	}
@@ -118,5 +127,19 @@ func TestCopyIn(t *testing.T) {
 	}
 	defer fsys.Close()
 	compareTree(t, fsys, "in/src", files)
+	for _, p := range []string{"in/src", "in/src/a.txt", "in/src/d"} {
+		names, err := fsys.ListXattr(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if acl.IsACL(n) {
+				t.Errorf("%s: copy has %s inherited from the target directory", p, n)
+			}
+		}
+		if st, err := fsys.Lstat(p); err == nil && p == "in/src/a.txt" && st.Mode().Perm() != 0o640 {
+			t.Errorf("%s: mode %v, want the source's 0640", p, st.Mode().Perm())
+		}
+	}
 	testutil.CheckImage(t, img, "--check-data-csum")
 }

@@ -78,7 +78,7 @@ func (f *FS) readDirFrom(dir node, from uint64, n int, fn func(*DirEntry)) (uint
 		count++
 		next = e.Index + 1
 		return true
-	})
+	}, func(err error) { f.warn(err.Error(), "skipped directory entry: "+err.Error()) })
 	return next, err
 }
 
@@ -90,6 +90,9 @@ func (d *DirEntry) Open() (*File, error) {
 		return nil, pathErr("open", d.e.Name, d.err)
 	}
 	x, err := d.fs.inode(d.target)
+	if err == nil {
+		err = d.fs.checkLink(d.dir, d.e, d.target, &x)
+	}
 	if err != nil {
 		return nil, pathErr("open", d.e.Name, err)
 	}

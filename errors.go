@@ -2,34 +2,27 @@ package gobtrfs
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/fileread"
 )
 
 // ErrCorrupt is matched by errors caused by damaged on-disk data
 // (errors.Is(err, gobtrfs.ErrCorrupt)).
 var ErrCorrupt = diskio.ErrCorrupt
 
+// ErrLocked is matched by the error of OpenRW (and any other writer) on an
+// image that another writer or a read-only mount holds; the error names the
+// holder where /proc tells it (errors.Is(err, gobtrfs.ErrLocked)).
+var ErrLocked = blockdev.ErrLocked
+
 // DataError reports file data that could not be read intact: which inode,
 // where in the file, which logical address and why.
-type DataError struct {
-	Subvol     uint64
-	Ino        uint64
-	FileOffset uint64
-	Logical    uint64
-	Err        error
-}
-
-func (e *DataError) Error() string {
-	return fmt.Sprintf("inode %d (subvol %d) file offset %d: logical %d: %v",
-		e.Ino, e.Subvol, e.FileOffset, e.Logical, e.Err)
-}
-
-func (e *DataError) Unwrap() error { return e.Err }
+// Every door (FS, RW, the mounts) reports it the same way.
+type DataError = fileread.DataError
 
 func pathErr(op, name string, err error) error {
 	var pe *fs.PathError
@@ -47,5 +40,3 @@ var (
 	errNotLink  = syscall.EINVAL
 	errBadWhere = syscall.EINVAL
 )
-
-var ErrLocked = blockdev.ErrLocked

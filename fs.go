@@ -19,6 +19,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
 	"github.com/gobtrfs/gobtrfs/internal/datacsum"
 	"github.com/gobtrfs/gobtrfs/internal/extentmap"
+	"github.com/gobtrfs/gobtrfs/internal/fileread"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
@@ -30,10 +31,9 @@ type FS struct {
 	opts    Options
 	root    node
 	extents *extentmap.Cache
-	csums   *datacsum.Tree // nil without a csum tree
-	decomp  *decompCache
-	sectors *sectorCache
-	warned  sync.Map // warnings already given, by text key
+	csums   *datacsum.Tree   // nil without a csum tree
+	data    *fileread.Engine // reads file extents: verified, other copy tried, cached
+	warned  sync.Map         // warnings already given, by text key
 	opened  time.Time
 
 	treesMu sync.Mutex
@@ -80,8 +80,8 @@ func openDevice(dev blockdev.Device, opts *Options) (*FS, error) {
 		return nil, err
 	}
 	f := &FS{info: info, dev: dev, opts: o, trees: map[ondisk.ObjectID]*ctree.Tree{},
-		extents: extentmap.New(o.ExtentCacheBytes), decomp: newDecompCache(decompCacheEntries), sectors: newSectorCache(),
-		opened: time.Now()}
+		extents: extentmap.New(o.ExtentCacheBytes), opened: time.Now()}
+	f.data = fileread.New(info.R, fileread.Options{Cache: true, Warn: o.Warn})
 	if t, err := info.Tree(ondisk.CsumTreeObjectID); err == nil {
 		f.csums = &datacsum.Tree{T: t, SectorSize: info.Super.SectorSize, Type: info.Csum}
 	} else if !o.NoVerifyDataCsum {

@@ -52,10 +52,11 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	var out []fs.DirEntry
 	err = f.readDir(r.n, 0, -1, func(e *DirEntry) { out = append(out, e) })
-	if err != nil {
-		return nil, pathErr("readdir", name, err)
-	}
 	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if err != nil {
+		// with the entries read past a damaged block, as os.ReadDir
+		return out, pathErr("readdir", name, err)
+	}
 	return out, nil
 }
 

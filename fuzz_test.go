@@ -1,6 +1,7 @@
 package gobtrfs_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -47,7 +48,9 @@ func fuzzImage(f *testing.F) {
 // FuzzCorruptImage damages one tree block of a real image (optionally
 // recomputing its checksum so the damage reaches the tree-checker and the
 // item decoders) and reads everything: inode, directory, xattr, symlink and
-// file extent paths must return errors, never panic.
+// file extent paths must return errors, never panic, within
+// testutil.DefaultFuzzBounds. FuzzImageWalk (fuzzimg_test.go) damages our
+// own image with longer mutation scripts.
 func FuzzCorruptImage(f *testing.F) {
 	testutil.NeedProgs(f)
 	fuzzImage(f)
@@ -69,10 +72,12 @@ func FuzzCorruptImage(f *testing.F) {
 			fuzzBase.ct.SetBlock(blk)
 		}
 		img := &overlay{base: fuzzBase.img, off: phys, patch: blk}
-		fsys, err := gobtrfs.OpenReaderAt(img, int64(len(fuzzBase.img)), nil)
-		if err != nil {
-			return
-		}
-		walkAll(fsys)
+		testutil.FuzzBound(t, []byte(fmt.Sprint(block, off, val, fixCsum, span)), func() {
+			fsys, err := gobtrfs.OpenReaderAt(img, int64(len(fuzzBase.img)), nil)
+			if err != nil {
+				return
+			}
+			walkAll(fsys)
+		})
 	})
 }

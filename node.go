@@ -82,3 +82,26 @@ func (f *FS) enterSubvol(dir node, e inode.DirEntry) (node, error) {
 	}
 	return node{subvol: id, ino: ondisk.FirstFreeObjectID}, nil
 }
+
+// checkLink refuses to treat target, reached through entry e of dir, as a
+// directory unless e is its one link (a directory has one parent; see
+// inode.CheckDirLink): an entry naming its own directory, the root or an
+// ancestor would make every walker loop. x is target's inode; other file
+// types pass. Call it before listing target or looking names up in it.
+func (f *FS) checkLink(dir node, e inode.DirEntry, target node, x *item.InodeItem) error {
+	if x.Mode&item.SIFMT != item.SIFDIR || target.empty {
+		return nil
+	}
+	if target == f.root {
+		return &inode.EntryError{Tree: dir.subvol, Dir: dir.ino, Index: e.Index, Name: e.Name,
+			Target: target.ino, Err: corruptf("names the root directory of this filesystem")}
+	}
+	if e.IsSubvol() {
+		return inode.CheckSubvolLink(f.info.RootTree, dir.subvol, dir.ino, e)
+	}
+	t, err := f.tree(dir.subvol)
+	if err != nil {
+		return err
+	}
+	return inode.CheckDirLink(t, dir.ino, e)
+}

@@ -56,11 +56,14 @@ func (f *FS) resolve(name string, follow bool) (resolved, error) {
 		if cur.inode.Mode&item.SIFMT != item.SIFDIR {
 			return resolved{}, errNotDir
 		}
-		n, err := f.lookup(cur.n, c)
+		e, n, err := f.lookupEntry(cur.n, c)
 		if err != nil {
 			return resolved{}, err
 		}
 		x, err := f.inode(n)
+		if err == nil {
+			err = f.checkLink(cur.n, e, n, &x)
+		}
 		if err != nil {
 			return resolved{}, err
 		}
@@ -91,18 +94,19 @@ func splitPath(p string) []string {
 	return strings.Split(p, "/")
 }
 
-// lookup finds name in directory dir.
-func (f *FS) lookup(dir node, name string) (node, error) {
+// lookupEntry finds name in directory dir: the entry and the node it names.
+func (f *FS) lookupEntry(dir node, name string) (inode.DirEntry, node, error) {
 	if dir.empty {
-		return node{}, fs.ErrNotExist
+		return inode.DirEntry{}, node{}, fs.ErrNotExist
 	}
 	t, err := f.tree(dir.subvol)
 	if err != nil {
-		return node{}, err
+		return inode.DirEntry{}, node{}, err
 	}
 	e, err := inode.Lookup(t, dir.ino, name)
 	if err != nil {
-		return node{}, err
+		return inode.DirEntry{}, node{}, err
 	}
-	return f.child(dir, e)
+	n, err := f.child(dir, e)
+	return e, n, err
 }

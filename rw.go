@@ -384,7 +384,8 @@ func (w *RW) setattr(op, name string, follow bool, a fsops.SetAttr) error {
 	return nil
 }
 
-// Chmod changes the permission bits.
+// Chmod changes the permission bits; a POSIX access ACL follows them (its
+// owner, mask or group, and other entries), as on Linux.
 func (w *RW) Chmod(name string, mode fs.FileMode) error {
 	m := uint32(mode.Perm())
 	if mode&fs.ModeSetuid != 0 {
@@ -453,6 +454,12 @@ func (w *RW) Clone(src string, srcOff int64, dst string, dstOff, length int64) e
 }
 
 // Setxattr sets an extended attribute (flags as setxattr(2)).
+// system.posix_acl_access and system.posix_acl_default take the kernel's
+// ACL format and rules: the value is validated (EINVAL, EOPNOTSUPP; a
+// default ACL only on a directory, else EACCES), an access ACL sets the
+// permission bits and is stored only when they cannot express it. New
+// files and directories inherit their directory's default ACL. The
+// library acts with root's privileges: S_ISGID is kept.
 func (w *RW) Setxattr(name, attr string, value []byte, flags int) error {
 	id, _, err := w.lookup(name, false)
 	if err == nil {
@@ -464,7 +471,8 @@ func (w *RW) Setxattr(name, attr string, value []byte, flags int) error {
 	return nil
 }
 
-// Removexattr removes an extended attribute.
+// Removexattr removes an extended attribute (an ACL that is not set is
+// no error, as on btrfs).
 func (w *RW) Removexattr(name, attr string) error {
 	id, _, err := w.lookup(name, false)
 	if err == nil {

@@ -43,7 +43,7 @@ func TestMkfsRootdir(t *testing.T) {
 			checktest.Image(t, img)
 
 			dst := filepath.Join(dir, "restored")
-			if err := restoreMain([]string{"-q", img, dst}, os.Stderr); err != nil {
+			if err := restoreMain([]string{"-q", "--devices", "--keep-setuid", img, dst}, os.Stderr); err != nil {
 				t.Fatalf("restore: %v", err)
 			}
 			if d := testimg.Compare(src, dst, testimg.CompareOptions{SkipRootMeta: true}); len(d) > 0 {

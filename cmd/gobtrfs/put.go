@@ -90,4 +90,3 @@ func (m *imgFS) put(srcs []string, dest string) error {
 	}
 	return c.CopyIn(srcs[0], dir, name, dest)
 }
-

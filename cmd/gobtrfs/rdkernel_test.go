@@ -39,7 +39,7 @@ func TestKernelImage(t *testing.T) {
 
 	t.Run("restore", func(t *testing.T) {
 		dest := filepath.Join(t.TempDir(), "out")
-		out, err := rdRunRestore(t, "-q", img, dest)
+		out, err := rdRunRestore(t, "-q", "--devices", "--keep-setuid", img, dest)
 		if err != nil {
 			t.Fatalf("restore: %v\n%s", err, out)
 		}
@@ -283,7 +283,7 @@ func TestKernelExplicitHoles(t *testing.T) {
 	}
 	mnt = testutil.Mount(t, dev, "ro")
 	dest := filepath.Join(t.TempDir(), "out")
-	if out, err := rdRunRestore(t, "-q", img, dest); err != nil {
+	if out, err := rdRunRestore(t, "-q", "--devices", "--keep-setuid", img, dest); err != nil {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
 	if d := testimg.Compare(mnt, dest, testimg.CompareOptions{Atime: true}); len(d) > 0 {

@@ -1,20 +1,27 @@
 package main
 
+// gobtrfs restore: copy a filesystem out of an image, with btrfs restore's
+// options (cmds/restore.c) where they make sense.
+//
+// Defaults differ from btrfs restore where our restore always did more:
+// owner, mode and times (-m), symlinks (-S), xattrs (-x) and snapshots (-s)
+// are restored unless --no-metadata, --no-symlinks, --no-xattrs or
+// --no-snapshots turn them off (-m, -S, -x and -s are accepted and change
+// nothing); restore always continues after an error and reports them all
+// at the end with a non-zero exit status (-i is accepted and changes
+// nothing). The image is untrusted: existing files are kept unless -o,
+// device nodes are made only with --devices, setuid/setgid bits and file
+// capabilities are kept only with --keep-setuid, and nothing is ever
+// created outside DESTDIR (restore_dest.go).
+
 import (
-	"errors"
+	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
-	"time"
+	"regexp"
+	"strconv"
 
-	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/gobtrfs/gobtrfs"
@@ -22,364 +29,181 @@ import (
 
 func init() {
 	commands["restore"] = cmdRestore
-	usageText["restore"] = "copy a whole filesystem out: restore [--no-verify] [-s N] [--subvol ID|PATH] IMAGE DESTDIR"
+	usageText["restore"] = "copy a whole filesystem out (btrfs restore's options): restore [-o] [-D] [-v] [-u N] [--devices] [--keep-setuid] [--path-regex RE] IMAGE DESTDIR"
 }
 
-const restoreUsage = "restore [--no-verify] [-s N] [--subvol ID|PATH] IMAGE DESTDIR"
+const restoreUsage = `restore [options] IMAGE DESTDIR
 
-func cmdRestore(args []string) error { return restoreMain(args, os.Stderr) }
+Copies the filesystem (every subvolume and snapshot, from the top level)
+into DESTDIR: content with holes, owner, mode, times, xattrs, symlinks,
+hard links, fifos. Existing entries of DESTDIR are kept unless -o.
+Exit status 1 when anything could not be restored or the image is corrupt
+(everything else is still restored).`
+
+// restoreOptions are the command's options.
+type restoreOptions struct {
+	img                                   rdImageFlags
+	quiet, verbose, dryRun, overwrite     bool
+	metadata, symlinks, xattrs, snapshots bool
+	devices, keepSetuid                   bool
+	pathRegex                             *regexp.Regexp
+	// forceFallback opens directories component by component, as on
+	// kernels without openat2 (tests).
+	forceFallback bool
+}
+
+func defaultRestoreOptions() restoreOptions {
+	o := restoreOptions{metadata: true, symlinks: true, xattrs: true, snapshots: true}
+	o.img.super = -1
+	return o
+}
+
+func cmdRestore(args []string) error { return restoreMainIO(args, os.Stdout, os.Stderr) }
 
 func restoreMain(args []string, stderr io.Writer) error {
-	var img rdImageFlags
-	fset := rdFlagSet("restore", restoreUsage)
-	img.register(fset)
-	quiet := fset.Bool("q", false, "no progress bar")
-	pos, err := rdParse(fset, args)
+	return restoreMainIO(args, os.Stdout, stderr)
+}
+
+// restoreMainIO runs the command: listings (-v, -D) go to stdout, messages
+// and the summary to stderr.
+func restoreMainIO(args []string, stdout, stderr io.Writer) error {
+	o, pos, err := parseRestoreArgs(args, stderr)
 	if err != nil {
 		return err
 	}
+	return restoreRun(pos[0], pos[1], o, stdout, stderr)
+}
+
+// offFlag is a --no-X flag: it clears the option it points at.
+type offFlag struct{ p *bool }
+
+func (f offFlag) String() string   { return "false" }
+func (f offFlag) IsBoolFlag() bool { return true }
+func (f offFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err == nil && v {
+		*f.p = false
+	}
+	return err
+}
+
+func parseRestoreArgs(args []string, stderr io.Writer) (restoreOptions, []string, error) {
+	o := defaultRestoreOptions()
+	fset := rdFlagSet("restore", restoreUsage)
+	// The shared image flags, but the superblock mirror is -u/--super as in
+	// btrfs restore, where -s means --snapshots.
+	shared := flag.NewFlagSet("", flag.ContinueOnError)
+	o.img.register(shared)
+	shared.VisitAll(func(f *flag.Flag) {
+		if f.Name == "s" {
+			fset.Var(f.Value, "u", "use superblock mirror `N` (0 = primary, 1, 2), as btrfs restore -u")
+			fset.Var(f.Value, "super", "same as -u")
+			return
+		}
+		fset.Var(f.Value, f.Name, f.Usage)
+	})
+	boolFlag := func(p *bool, usage string, names ...string) {
+		for _, n := range names {
+			fset.BoolVar(p, n, *p, usage)
+		}
+	}
+	boolFlag(&o.quiet, "no progress bar", "q")
+	boolFlag(&o.overwrite, "overwrite existing entries of DESTDIR (an existing symlink is replaced, never followed)", "o", "overwrite")
+	boolFlag(&o.dryRun, "dry run: list what would be restored (stdout), create nothing", "D", "dry-run")
+	boolFlag(&o.verbose, "list every entry restored (stdout) and every entry skipped", "v", "verbose")
+	ignore := false
+	boolFlag(&ignore, "accepted for btrfs restore compatibility: restore always continues after errors", "i", "ignore-errors")
+	boolFlag(&o.metadata, "restore owner, mode and times (the default)", "m", "metadata")
+	boolFlag(&o.symlinks, "restore symlinks (the default)", "S", "symlink", "symlinks")
+	boolFlag(&o.xattrs, "restore xattrs (the default)", "x", "xattr")
+	boolFlag(&o.snapshots, "restore snapshots (the default)", "s", "snapshots")
+	fset.Var(offFlag{&o.metadata}, "no-metadata", "do not restore owner, mode and times")
+	fset.Var(offFlag{&o.symlinks}, "no-symlinks", "do not restore symlinks")
+	fset.Var(offFlag{&o.xattrs}, "no-xattrs", "do not restore xattrs")
+	fset.Var(offFlag{&o.snapshots}, "no-snapshots", "do not restore snapshots (subvolumes with a parent UUID)")
+	boolFlag(&o.devices, "make device nodes (skipped by default: an image is untrusted)", "devices")
+	boolFlag(&o.keepSetuid, "keep setuid/setgid bits of files and security.capability xattrs (dropped by default)", "keep-setuid")
+	re := fset.String("path-regex", "", "restore only paths (from /) matching `RE`; as in btrfs restore a directory must match to be entered: '^/(|home(|/user(|/.*)))$'")
+	icase := fset.Bool("c", false, "--path-regex ignores case")
+	pos, err := rdParse(fset, args)
+	if err != nil {
+		return o, nil, err
+	}
+	sSet := false
+	fset.Visit(func(f *flag.Flag) { sSet = sSet || f.Name == "s" })
+	if len(pos) == 3 && sSet && (pos[0] == "0" || pos[0] == "1" || pos[0] == "2") {
+		// `-s N` chose the superblock mirror before -s meant --snapshots
+		o.img.super, _ = strconv.Atoi(pos[0])
+		pos = pos[1:]
+		fmt.Fprintf(stderr, "gobtrfs restore: warning: -s %d is read as -u %d (superblock mirror); -s now means --snapshots, as in btrfs restore\n",
+			o.img.super, o.img.super)
+	}
 	if len(pos) != 2 {
 		fset.Usage()
-		return fmt.Errorf("need IMAGE and DESTDIR")
+		return o, nil, fmt.Errorf("need IMAGE and DESTDIR")
 	}
-	fsys, err := img.open(pos[0], true, stderr)
+	if *re != "" {
+		if *icase {
+			*re = "(?i)" + *re
+		}
+		if o.pathRegex, err = regexp.Compile(*re); err != nil {
+			return o, nil, fmt.Errorf("--path-regex: %w", err)
+		}
+	}
+	return o, pos, nil
+}
+
+// restoreRun restores image img into dest.
+func restoreRun(img, dest string, o restoreOptions, stdout, stderr io.Writer) error {
+	fsys, err := o.img.open(img, true, stderr)
 	if err != nil {
 		return err
 	}
 	defer fsys.Close()
-	showProgress := !*quiet
-	if f, ok := stderr.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
-		showProgress = false
-	}
-	r := newRestorer(fsys, stderr, showProgress)
-	return r.run(pos[1])
-}
-
-// restoreChunk is how much file data is read and written at a time, which
-// bounds restore's memory whatever the file sizes.
-const restoreChunk = 1 << 20
-
-// restorer copies a filesystem tree out of an image: content with holes
-// kept, mode, ownership, nanosecond times, xattrs, symlinks, hard links,
-// fifos and device nodes. Every subvolume and snapshot linked in the tree
-// becomes a directory. It keeps going after a failure and reports them all.
-type restorer struct {
-	fsys   *gobtrfs.FS
-	stderr io.Writer
-	buf    []byte
-	root   bool // running as root: ownership and devices are expected to work
-
-	// links maps (subvolume, inode) of a multiply linked file to its first
-	// restored path; subvolume roots are all inode 256, so ino alone is not a key.
-	links map[gobtrfs.InodeKey]string
-
-	failures []restoreFailure
-	warnings []string
-
-	files, bytes atomic.Int64
-	cur          atomic.Value // current path, for the progress line
-	progressDone chan struct{}
-	progressWG   sync.WaitGroup
-}
-
-type restoreFailure struct {
-	path string
-	err  error
-}
-
-func newRestorer(fsys *gobtrfs.FS, stderr io.Writer, progress bool) *restorer {
-	r := &restorer{fsys: fsys, stderr: stderr, buf: make([]byte, restoreChunk), root: os.Geteuid() == 0,
-		links: map[gobtrfs.InodeKey]string{}}
-	if progress {
-		r.progressDone = make(chan struct{})
-	}
-	return r
-}
-
-func (r *restorer) fail(path string, err error) {
-	r.failures = append(r.failures, restoreFailure{path, err})
-}
-
-func (r *restorer) warnf(format string, args ...any) {
-	r.warnings = append(r.warnings, fmt.Sprintf(format, args...))
-}
-
-// run restores the whole tree into dest and returns an error summarizing
-// every failure, after restoring everything else.
-func (r *restorer) run(dest string) error {
-	if err := os.MkdirAll(dest, 0o700); err != nil {
-		return err
-	}
-	root, err := r.fsys.OpenFile(".")
+	root, err := fsys.OpenFile(".")
 	if err != nil {
 		return err
 	}
-	r.startProgress()
-	r.restoreDir(root, dest)
-	r.stopProgress()
-	for _, w := range r.warnings {
-		fmt.Fprintf(r.stderr, "gobtrfs restore: warning: %s\n", w)
+	r := newRestorer(o, stdout, stderr)
+	r.sectorSize = int(fsys.SectorSize())
+	r.sizeLimit = restoreSizeLimit(imageBytes(img))
+	if !o.snapshots {
+		if r.snapshotIDs, err = snapshotIDs(fsys); err != nil {
+			return err
+		}
 	}
-	if len(r.failures) == 0 {
-		return nil
+	if f, ok := stderr.(*os.File); !o.quiet && ok && term.IsTerminal(int(f.Fd())) {
+		r.progressOff = false
 	}
-	fmt.Fprintf(r.stderr, "gobtrfs restore: %d failure(s):\n", len(r.failures))
-	for _, f := range r.failures {
-		fmt.Fprintf(r.stderr, "  %s: %v\n", f.path, f.err)
-	}
-	return fmt.Errorf("%d of %d entries failed (everything else was restored)", len(r.failures), r.files.Load())
+	return r.run(rsGobtrfsFile{root}, dest)
 }
 
-// restoreDir restores directory d into dest (created here), its children,
-// then its own metadata: a directory's times and mode are set last.
-func (r *restorer) restoreDir(d *gobtrfs.File, dest string) {
-	defer d.Close()
-	r.files.Add(1)
-	r.cur.Store(dest)
-	if err := os.Mkdir(dest, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		r.fail(dest, err)
-		return
-	}
-	ents, err := d.ReadDir(-1)
+// imageBytes is the size of the image file or device (0 if unknown).
+func imageBytes(path string) int64 {
+	f, err := os.Open(path)
 	if err != nil {
-		r.fail(dest, fmt.Errorf("read directory: %w (restored %d entries read before the error)", err, len(ents)))
-	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-	for _, e := range ents {
-		name := e.Name()
-		p := filepath.Join(dest, name)
-		if !rdSafeName(name) {
-			r.fail(p, fmt.Errorf("unsafe name %q in directory: skipped", name))
-			continue
-		}
-		f, err := e.(*gobtrfs.DirEntry).Open()
-		if err != nil {
-			r.fail(p, err)
-			continue
-		}
-		r.restoreEntry(f, p)
-	}
-	r.setMeta(d, dest, true)
-}
-
-func rdSafeName(n string) bool {
-	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\x00")
-}
-
-func (r *restorer) restoreEntry(f *gobtrfs.File, p string) {
-	st := f.Sys()
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		r.restoreDir(f, p)
-		return
+		return 0
 	}
 	defer f.Close()
-	r.files.Add(1)
-	r.cur.Store(p)
-	key := gobtrfs.InodeKey{Subvol: st.Subvol, Ino: st.Ino}
-	if st.Nlink > 1 {
-		if first, ok := r.links[key]; ok {
-			os.Remove(p)
-			if err := os.Link(first, p); err != nil {
-				r.fail(p, fmt.Errorf("hard link to %s: %w", first, err))
-			}
-			return
-		}
-	}
-	var err error
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		err = r.restoreFile(f, p, st)
-	case unix.S_IFLNK:
-		err = r.restoreSymlink(f, p)
-	case unix.S_IFIFO, unix.S_IFCHR, unix.S_IFBLK, unix.S_IFSOCK:
-		os.Remove(p)
-		err = unix.Mknod(p, st.Mode&unix.S_IFMT|0o600, int(st.Rdev))
-		if err != nil {
-			err = fmt.Errorf("mknod: %w", err)
-		}
-	default:
-		err = fmt.Errorf("unknown file type (mode %o)", st.Mode)
-	}
+	n, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
-		r.fail(p, err)
-		if _, serr := os.Lstat(p); serr != nil {
-			return // nothing was created
-		}
+		return 0
 	}
-	if st.Nlink > 1 {
-		r.links[key] = p
-	}
-	r.setMeta(f, p, false)
+	return n
 }
 
-// restoreFile copies content chunk by chunk, seeking over holes so they stay
-// holes; unreadable pieces are left as holes and reported.
-func (r *restorer) restoreFile(f *gobtrfs.File, p string, st *gobtrfs.Stat) error {
-	out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+// snapshotIDs lists the subvolumes that are snapshots (they have a parent
+// UUID), for --no-snapshots.
+func snapshotIDs(fsys *gobtrfs.FS) (map[uint64]bool, error) {
+	subs, err := fsys.Subvolumes()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("list subvolumes for --no-snapshots: %w", err)
 	}
-	var bad []error
-	for off := int64(0); off < st.Size; {
-		data, err := f.SeekData(off)
-		if errors.Is(err, syscall.ENXIO) {
-			break
-		}
-		if err != nil {
-			bad = append(bad, fmt.Errorf("map extents at offset %d: %w", off, err))
-			data = off // cannot map: copy linearly and let the reads say what is wrong
-		}
-		hole, err := f.SeekHole(data)
-		if err != nil {
-			hole = min(st.Size, data+restoreChunk)
-		}
-		for pos := data; pos < hole; {
-			n := min(int64(len(r.buf)), hole-pos)
-			if err := r.copyChunk(f, out, pos, r.buf[:n]); err != nil {
-				bad = append(bad, err)
-			}
-			pos += n
-		}
-		off = hole
-	}
-	if err := out.Truncate(st.Size); err != nil {
-		bad = append(bad, err)
-	}
-	if err := out.Close(); err != nil {
-		bad = append(bad, err)
-	}
-	return errors.Join(bad...)
-}
-
-// copyChunk copies buf-sized data at pos; on a read error it retries sector
-// by sector so that only the damaged sectors are lost.
-func (r *restorer) copyChunk(f *gobtrfs.File, out *os.File, pos int64, buf []byte) error {
-	n, err := f.ReadAt(buf, pos)
-	if err == io.EOF {
-		err = nil
-	}
-	if err == nil {
-		if _, err := out.WriteAt(buf[:n], pos); err != nil {
-			return err
-		}
-		r.bytes.Add(int64(n))
-		return nil
-	}
-	ss := int(r.fsys.SectorSize())
-	var first error
-	lost := 0
-	for i := 0; i < len(buf); i += ss {
-		piece := buf[i:min(i+ss, len(buf))]
-		m, err := f.ReadAt(piece, pos+int64(i))
-		if err != nil && err != io.EOF {
-			if first == nil {
-				first = err
-			}
-			lost++
-			continue
-		}
-		if _, err := out.WriteAt(piece[:m], pos+int64(i)); err != nil {
-			return err
-		}
-		r.bytes.Add(int64(m))
-	}
-	if first == nil {
-		return nil
-	}
-	return fmt.Errorf("%d sector(s) unreadable, left as holes; first: %w", lost, first)
-}
-
-func (r *restorer) restoreSymlink(f *gobtrfs.File, p string) error {
-	target, err := f.ReadLink()
-	if err != nil {
-		return err
-	}
-	os.Remove(p)
-	return os.Symlink(target, p)
-}
-
-// setMeta applies ownership, xattrs, mode and times in the order that keeps
-// each: chown first (it clears setuid and capabilities), xattrs before a mode
-// that could forbid writing them, times last.
-func (r *restorer) setMeta(f *gobtrfs.File, p string, dir bool) {
-	st := f.Sys()
-	isLink := st.Mode&unix.S_IFMT == unix.S_IFLNK
-	if err := os.Lchown(p, int(st.UID), int(st.GID)); err != nil {
-		if r.root {
-			r.fail(p, fmt.Errorf("lchown %d:%d: %w", st.UID, st.GID, err))
-		} else if len(r.warnings) == 0 || !strings.HasPrefix(r.warnings[0], "not root") {
-			r.warnings = append([]string{"not root: file ownership not restored"}, r.warnings...)
+	ids := map[uint64]bool{}
+	for _, s := range subs {
+		if s.ParentUUID != (gobtrfs.UUID{}) {
+			ids[s.ID] = true
 		}
 	}
-	xs, err := f.Xattrs()
-	if err != nil {
-		r.fail(p, err)
-	}
-	for _, x := range xs {
-		if err := unix.Lsetxattr(p, x.Name, x.Value, 0); err != nil {
-			if rdBestEffortXattr(x.Name, err) {
-				r.warnf("%s: xattr %s not restored: %v", p, x.Name, err)
-			} else {
-				r.fail(p, fmt.Errorf("setxattr %s: %w", x.Name, err))
-			}
-		}
-	}
-	if !isLink {
-		if err := unix.Chmod(p, st.Mode&0o7777); err != nil {
-			r.fail(p, fmt.Errorf("chmod %o: %w", st.Mode&0o7777, err))
-		}
-	}
-	ts := []unix.Timespec{unix.NsecToTimespec(st.Atime.UnixNano()), unix.NsecToTimespec(st.Mtime.UnixNano())}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		r.fail(p, fmt.Errorf("utimensat: %w", err))
-	}
-}
-
-// rdBestEffortXattr reports xattrs whose namespace the destination may not
-// support or allow (security labels, trusted.* without CAP_SYS_ADMIN, btrfs
-// properties on another filesystem): a warning rather than a failure.
-func rdBestEffortXattr(name string, err error) bool {
-	switch {
-	case strings.HasPrefix(name, "security."), strings.HasPrefix(name, "trusted."), strings.HasPrefix(name, "btrfs."):
-		return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) ||
-			errors.Is(err, unix.EINVAL)
-	}
-	return false
-}
-
-func (r *restorer) startProgress() {
-	if r.progressDone == nil {
-		return
-	}
-	start := time.Now()
-	r.progressWG.Add(1)
-	go func() {
-		defer r.progressWG.Done()
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-r.progressDone:
-				fmt.Fprintf(r.stderr, "\r\033[K")
-				return
-			case <-t.C:
-				b := r.bytes.Load()
-				secs := time.Since(start).Seconds()
-				cur, _ := r.cur.Load().(string)
-				if len(cur) > 50 {
-					cur = "..." + cur[len(cur)-47:]
-				}
-				fmt.Fprintf(r.stderr, "\r\033[K%d files, %.1f MiB (%.1f MiB/s) %s",
-					r.files.Load(), float64(b)/(1<<20), float64(b)/(1<<20)/max(secs, 0.001), cur)
-			}
-		}
-	}()
-}
-
-func (r *restorer) stopProgress() {
-	if r.progressDone == nil {
-		return
-	}
-	close(r.progressDone)
-	r.progressWG.Wait()
+	return ids, nil
 }

@@ -47,7 +47,7 @@ func TestRestoreMkfsMatrix(t *testing.T) {
 					img := filepath.Join(t.TempDir(), "img")
 					testutil.MkfsRootdir(t, src, img, 256<<20, "--csum", cs, "-n", ns, "-m", prof)
 					dest := filepath.Join(t.TempDir(), "out")
-					out, err := rdRunRestore(t, "-q", img, dest)
+					out, err := rdRunRestore(t, "-q", "--devices", "--keep-setuid", img, dest)
 					if err != nil {
 						t.Fatalf("restore: %v\n%s", err, out)
 					}
@@ -84,7 +84,7 @@ func TestRestoreCorrupt(t *testing.T) {
 	os.WriteFile(img, raw, 0o644)
 
 	dest := filepath.Join(dir, "out")
-	out, err := rdRunRestore(t, "-q", img, dest)
+	out, err := rdRunRestore(t, "-q", "--devices", "--keep-setuid", img, dest)
 	t.Logf("restore: %v\n%s", err, out)
 	if err == nil {
 		t.Fatal("restore of a damaged image succeeded")

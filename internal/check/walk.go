@@ -222,7 +222,9 @@ func (w *walker) child(n *diskio.Node, i int, kp ondisk.KeyPtr) {
 		c.problem(ClassTree, ri.id, addr, keyp(kp.Key), "read block (parent %d slot %d): %v", n.Addr, i, blockErr(err))
 		return
 	}
-	// A cache hit skips the reader's level and first key checks: redo them.
+	// The reader checks cached blocks against this parent too (a pointer to
+	// the node itself or an ancestor fails its level rule); these checks
+	// only word the problem for the report.
 	if ch.Level() != lvl-1 {
 		w.damaged = true
 		c.problem(ClassTree, ri.id, addr, keyp(kp.Key), "level %d, parent %d (level %d) slot %d expects %d",

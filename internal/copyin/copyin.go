@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"syscall"
 	"time"
@@ -195,6 +196,15 @@ func (c *Copier) CopyMeta(src string, id fsops.ID, ipath string, st *unix.Stat_t
 	names, err := listXattrs(src)
 	if err != nil {
 		return err
+	}
+	// A copy has the source's ACLs, not the ones the image directory's
+	// default ACL gave the new inode (as cp -a and mkfs.btrfs --rootdir).
+	for _, acl := range []string{"system.posix_acl_access", "system.posix_acl_default"} {
+		if !slices.Contains(names, acl) {
+			if err := c.fs.RemoveXattr(id, acl); err != nil && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.EOPNOTSUPP) {
+				return pathErr(ipath, fmt.Errorf("xattr %s: %w", acl, err))
+			}
+		}
 	}
 	for _, n := range names {
 		v, err := getXattr(src, n)

@@ -58,6 +58,11 @@ func (t *Tree) readRoot() (*diskio.Node, error) {
 func (t *Tree) ReadChild(parent *diskio.Node, slot int) (*diskio.Node, error) {
 	kp := parent.KeyPtr(slot)
 	if n := t.memNode(kp.BlockPtr, kp.Generation); n != nil {
+		if n.Level() != parent.Level()-1 {
+			return nil, &diskio.BlockError{Op: "read node", Tree: t.ID, Addr: kp.BlockPtr,
+				Err: diskio.Corruptf("level %d, parent %d (level %d) slot %d expects %d",
+					n.Level(), uint64(parent.Addr), parent.Level(), slot, parent.Level()-1)}
+		}
 		return n, nil
 	}
 	if t.R == nil {

@@ -13,6 +13,8 @@ import (
 
 // Expect is what the caller knows about a block before reading it (from the
 // parent's key pointer); zero values mean unknown, Level -1 means unknown.
+// ReadNode checks a block against it on every read, from disk or from the
+// cache (expect.go): a pointer to the node itself or to an ancestor fails.
 type Expect struct {
 	Tree       ondisk.ObjectID
 	Level      int
@@ -30,6 +32,10 @@ type Reader struct {
 	FSID       ondisk.UUID // metadata fsid written in block headers
 	// Warn receives notices such as a DUP fallback; nil discards them.
 	Warn func(msg string)
+	// SynthItems skips the tree-checker's item rules (treecheck_items.go),
+	// for unit tests of tree mechanics that store made-up item data; the
+	// structural checks still run. Readers of images never set it.
+	SynthItems bool
 
 	mu       sync.Mutex
 	cache    map[ondisk.LogicalAddr]*list.Element
@@ -97,7 +103,10 @@ func (r *Reader) Invalidate(addr ondisk.LogicalAddr) {
 func (r *Reader) ReadNode(addr ondisk.LogicalAddr, exp Expect) (*Node, error) {
 	if n := r.Cached(addr); n != nil {
 		if exp.Generation != 0 && n.Generation() != exp.Generation {
-			r.Invalidate(addr)
+			r.Invalidate(addr) // rewritten since it was cached: read it again
+		} else if err := checkExpect(n, exp); err != nil {
+			// the cache holds the block as it is on disk: this parent is wrong
+			return nil, &BlockError{Op: "read node", Tree: exp.Tree, Addr: addr, Err: err}
 		} else {
 			return n, nil
 		}
@@ -131,6 +140,9 @@ func (r *Reader) readNodeUncached(addr ondisk.LogicalAddr, exp Expect) (*Node, e
 		}
 		if err == nil {
 			err = checkNode(node, r.FSID, exp)
+		}
+		if err == nil && !r.SynthItems {
+			err = r.itemRules().checkItems(node) // treecheck_items.go
 		}
 		if err == nil {
 			if i > 0 {

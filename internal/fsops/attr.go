@@ -34,13 +34,23 @@ type SetAttr struct {
 }
 
 // Setattr changes an inode's attributes; the ctime becomes now unless
-// given. mirrors btrfs_setattr
+// given. A new mode rewrites the access ACL (acl.go). mirrors btrfs_setattr
 func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
 	var out item.InodeItem
 	err := f.run(func(o *op) error {
 		x, err := o.writableInode(id)
 		if err != nil {
 			return err
+		}
+		items := itemsInode
+		chmodACL := false
+		if a.Valid&SetMode != 0 && !isLnk(x.Mode) {
+			if chmodACL, err = o.hasAccessACL(id); err != nil {
+				return err
+			}
+			if chmodACL {
+				items++ // the access ACL follows the mode: posix_acl_chmod
+			}
 		}
 		if a.Valid&SetSize != 0 && a.Size != x.Size {
 			if !isReg(x.Mode) {
@@ -49,11 +59,11 @@ func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
 				}
 				return errf(syscall.EINVAL, "truncate %v", id)
 			}
-			if err := o.truncate(id, x, a.Size, itemsInode); err != nil {
+			if err := o.truncate(id, x, a.Size, items); err != nil {
 				return err
 			}
 			o.touch(x, true)
-		} else if err := o.reserveForDelete(itemsInode); err != nil {
+		} else if err := o.reserveForDelete(items); err != nil {
 			// Updating an inode item in place only copies a path: like
 			// btrfs_dirty_inode, which first joins the transaction without
 			// reserving, let it use the global reserve (touch and chmod
@@ -62,6 +72,11 @@ func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
 		}
 		if a.Valid&SetMode != 0 {
 			x.Mode = x.Mode&item.SIFMT | a.Mode&0o7777
+			if chmodACL {
+				if err := o.chmodACL(id, x); err != nil {
+					return err
+				}
+			}
 		}
 		if a.Valid&SetUID != 0 {
 			x.UID = a.UID

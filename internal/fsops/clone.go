@@ -81,7 +81,7 @@ func (o *op) clone(src ID, sx *item.InodeItem, srcOff uint64, dst ID, dx *item.I
 		return err
 	} else if inl != nil {
 		// inline data has no disk extent to share: copy it.
-		data, err := o.readRange(src, sx.Size, srcOff, int(length))
+		data, err := o.readRange(src, sx, srcOff, int(length))
 		if err != nil {
 			return err
 		}

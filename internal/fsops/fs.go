@@ -10,6 +10,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
+	"github.com/gobtrfs/gobtrfs/internal/fileread"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
@@ -36,6 +37,10 @@ type Options struct {
 	MaxInline int
 	// Now returns the current time for ctime/mtime updates (time.Now if nil).
 	Now func() time.Time
+	// Warn receives notices of the data reader (a bad copy replaced by the
+	// other, a sector no copy holds intact); nil collects them with the
+	// open's other notices (FI.Warnings).
+	Warn func(string)
 }
 
 // FS applies file and directory operations to an open, writable filesystem.
@@ -49,7 +54,8 @@ type FS struct {
 	noHoles    bool
 	extref     bool
 
-	dev blockdev.Device // closed by Close when OpenImage opened it
+	dev  blockdev.Device  // closed by Close when OpenImage opened it
+	data *fileread.Engine // reads file data: verified, other copy tried
 
 	mu        sync.Mutex
 	nextIno   map[ondisk.ObjectID]ondisk.ObjectID // per tree: next free inode number
@@ -73,8 +79,13 @@ func New(fi *fsinfo.FSInfo, t *txn.FS, opts Options) *FS {
 		opts.Now = time.Now
 	}
 	sb := fi.Super
+	warn := opts.Warn
+	if warn == nil {
+		warn = fi.R.Warn
+	}
 	return &FS{
 		T: t, FI: fi, opts: opts,
+		data:       fileread.New(fi.R, fileread.Options{Warn: warn}),
 		sectorSize: uint64(sb.SectorSize),
 		nodeSize:   sb.NodeSize,
 		noHoles:    sb.IncompatFlags&ondisk.IncompatNoHoles != 0,

@@ -137,7 +137,12 @@ func (o *op) create(dir ID, name string, mode, uid, gid uint32, rdev uint64, ite
 	} else if !isNotExist(err) {
 		return ID{}, nil, err
 	}
-	if err := o.reserve(items); err != nil {
+	acls, err := o.inheritACL(dir, mode)
+	if err != nil {
+		return ID{}, nil, err
+	}
+	mode = acls.mode
+	if err := o.reserve(items + acls.items()); err != nil {
 		return ID{}, nil, fmt.Errorf("create %q in %v: %w", name, dir, err)
 	}
 	ino, err := o.allocIno(dir.Root)
@@ -147,6 +152,9 @@ func (o *op) create(dir ID, name string, mode, uid, gid uint32, rdev uint64, ite
 	id := ID{dir.Root, ino}
 	x, err := o.newInode(id, mode, uid, gid, rdev, inheritFlags(dx, mode))
 	if err != nil {
+		return ID{}, nil, err
+	}
+	if err := o.putInherited(id, &acls); err != nil {
 		return ID{}, nil, err
 	}
 	e := &Entry{Name: name, Type: item.FTFromMode(mode), Location: inodeKey(ino)}

@@ -5,6 +5,8 @@ import (
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/compress"
+	"github.com/gobtrfs/gobtrfs/internal/datacsum"
+	"github.com/gobtrfs/gobtrfs/internal/fileread"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -24,7 +26,7 @@ func (f *FS) ReadAt(id ID, off uint64, n int) ([]byte, error) {
 			return nil
 		}
 		n = int(min(uint64(n), x.Size-off))
-		out, err = o.readRange(id, x.Size, off, n)
+		out, err = o.readRange(id, x, off, n)
 		return err
 	})
 	return out, err
@@ -41,17 +43,22 @@ func (f *FS) Readlink(id ID) (string, error) {
 		if !isLnk(x.Mode) {
 			return errf(syscall.EINVAL, "readlink %v", id)
 		}
-		b, err := o.readRange(id, x.Size, 0, int(x.Size))
+		b, err := o.readRange(id, x, 0, int(x.Size))
 		s = string(b)
 		return err
 	})
 	return s, err
 }
 
-// readRange returns the n bytes of the file at off, zero past limit (the
-// file size) and in holes and preallocated extents.
-func (o *op) readRange(id ID, limit, off uint64, n int) ([]byte, error) {
+// readRange returns the n bytes of file id (inode x) at off, zero past its
+// size and in holes and preallocated extents. Data on disk is read by the
+// shared engine (internal/fileread): checked against the running
+// transaction's csum tree (so checksums of data written and not yet
+// committed count), from the other copy when one is bad; a sector no copy
+// holds intact fails the read with a *fileread.DataError (ErrCorrupt).
+func (o *op) readRange(id ID, x *item.InodeItem, off uint64, n int) ([]byte, error) {
 	buf := make([]byte, n)
+	limit := x.Size
 	if n == 0 || off >= limit {
 		return buf, nil
 	}
@@ -67,7 +74,7 @@ func (o *op) readRange(id ID, limit, off uint64, n int) ([]byte, error) {
 		if a >= b || !e.data() {
 			continue
 		}
-		if err := o.readExtent(id, e, a, buf[a-off:b-off]); err != nil {
+		if err := o.readExtent(id, x, e, a, buf[a-off:b-off]); err != nil {
 			return nil, err
 		}
 	}
@@ -75,36 +82,28 @@ func (o *op) readRange(id ID, limit, off uint64, n int) ([]byte, error) {
 }
 
 // readExtent fills dst with the file bytes at pos that e holds.
-func (o *op) readExtent(id ID, e *fext, pos uint64, dst []byte) error {
-	rel := pos - e.off
+func (o *op) readExtent(id ID, x *item.InodeItem, e *fext, pos uint64, dst []byte) error {
 	if e.IsInline() {
 		data, err := o.inlineData(id, e)
 		if err != nil {
 			return err
 		}
-		if rel < uint64(len(data)) {
+		if rel := pos - e.off; rel < uint64(len(data)) {
 			copy(dst, data[rel:])
 		}
 		return nil
 	}
-	if e.Compression == item.CompressNone {
-		if err := o.f.FI.R.ReadLogical(dst, e.DiskBytenr+ondisk.LogicalAddr(e.Offset+rel), 0); err != nil {
+	in := fileread.Inode{Subvol: uint64(id.Root), Ino: uint64(id.Ino), NoDataSum: x.Flags&item.InodeNoDataSum != 0}
+	var sums *datacsum.Tree
+	if !in.NoDataSum {
+		t, err := o.tree(ondisk.CsumTreeObjectID)
+		if err != nil {
 			return fmt.Errorf("read data of %v at %d: %w", id, pos, err)
 		}
-		return nil
+		sums = &datacsum.Tree{T: t, SectorSize: uint32(o.f.sectorSize), Type: o.f.FI.Csum}
 	}
-	raw := make([]byte, e.DiskNumBytes)
-	if err := o.f.FI.R.ReadLogical(raw, e.DiskBytenr, 0); err != nil {
-		return fmt.Errorf("read compressed data of %v at %d: %w", id, pos, err)
-	}
-	data, err := compress.Decompress(compress.Alg(e.Compression), raw, int(e.RAMBytes), int(o.f.sectorSize))
-	if err != nil {
-		return corruptf("decompress extent %d of %v: %v", e.DiskBytenr, id, err)
-	}
-	if s := e.Offset + rel; s < uint64(len(data)) {
-		copy(dst, data[s:])
-	}
-	return nil
+	return o.f.data.Read(in, sums, &fileread.Extent{Start: e.off, DiskBytenr: e.DiskBytenr,
+		DiskNumBytes: e.DiskNumBytes, Offset: e.Offset, RAMBytes: e.RAMBytes, Compression: e.Compression}, dst, pos)
 }
 
 // inlineData returns the uncompressed bytes of an inline extent (ram_bytes long).

@@ -117,7 +117,7 @@ func (o *op) addZero(st *store, id ID, x *item.InodeItem, a, b uint64) error {
 	if !written {
 		return nil
 	}
-	buf, err := o.readRange(id, x.Size, s, int(ss))
+	buf, err := o.readRange(id, x, s, int(ss))
 	if err != nil {
 		return err
 	}

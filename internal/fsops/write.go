@@ -148,14 +148,14 @@ func (o *op) sectorRange(id ID, x *item.InodeItem, off uint64, data []byte) (uin
 	end := alignUp(off+uint64(len(data)), ss)
 	buf := make([]byte, end-start)
 	if off > start {
-		head, err := o.readRange(id, x.Size, start, int(ss))
+		head, err := o.readRange(id, x, start, int(ss))
 		if err != nil {
 			return 0, nil, err
 		}
 		copy(buf, head)
 	}
 	if tail := off + uint64(len(data)); tail < end && (end-ss > start || off == start) {
-		last, err := o.readRange(id, x.Size, end-ss, int(ss))
+		last, err := o.readRange(id, x, end-ss, int(ss))
 		if err != nil {
 			return 0, nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/gobtrfs/gobtrfs/internal/acl"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -76,13 +77,22 @@ func (f *FS) ListXattr(id ID) ([]string, error) {
 }
 
 // SetXattr sets name to value; flags XattrCreate / XattrReplace as setxattr.
-// mirrors btrfs_setxattr
+// The ACL xattrs follow the kernel's rules (acl.go): the value is checked,
+// an access ACL sets the mode and is stored only when the mode cannot
+// express it; XattrACLKillSGID clears S_ISGID then. mirrors btrfs_setxattr
 func (f *FS) SetXattr(id ID, name string, value []byte, flags int) error {
 	if name == "" || len(name) > nameMax {
 		return errf(syscall.ERANGE, "setxattr %q", name)
 	}
 	if len(name)+len(value) > f.maxXattrSize() {
 		return errf(syscall.ENOSPC, "setxattr %q on %v: %d bytes", name, id, len(name)+len(value))
+	}
+	if acl.IsACL(name) {
+		a, err := acl.Parse(value)
+		if err != nil {
+			return fmt.Errorf("setxattr %q on %v: %w", name, id, err)
+		}
+		return f.run(func(o *op) error { return o.setACL(id, name, a, flags) })
 	}
 	return f.run(func(o *op) error {
 		x, err := o.writableInode(id)
@@ -110,8 +120,12 @@ func (f *FS) SetXattr(id ID, name string, value []byte, flags int) error {
 	})
 }
 
-// RemoveXattr deletes name; ENODATA if unset.
+// RemoveXattr deletes name; ENODATA if unset. Removing an ACL that is not
+// set is no error, as on btrfs.
 func (f *FS) RemoveXattr(id ID, name string) error {
+	if acl.IsACL(name) {
+		return f.run(func(o *op) error { return o.setACL(id, name, nil, 0) })
+	}
 	return f.run(func(o *op) error {
 		x, err := o.writableInode(id)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/gobtrfs/gobtrfs/internal/inode"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -46,6 +47,12 @@ func (d *dirHandle) load() syscall.Errno {
 	var es []dirent
 	m := d.n.m
 	err := m.b.ReadDir(d.n.id, 0, func(e dirent) bool {
+		if err := inode.ValidName(e.Name); err != nil {
+			// the backends skip these already; the kernel must never see
+			// one ('/' or NUL, or a "." or ".." besides its own)
+			m.logf("readdir %v: skipping entry %q (index %d): %v", d.n.id, e.Name, e.Index, err)
+			return true
+		}
 		if m.rw == nil || !m.rw.hidden(d.n.id, e.Name) {
 			es = append(es, e)
 		}

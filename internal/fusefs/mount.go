@@ -72,8 +72,10 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 	}
 	root := &Node{m: m, id: rootID}
 	st := m.stableAttr(rootID, &ra)
-	mt.server, err = fs.Mount(mountpoint, root, mt.fsOptions(&o, st))
+	before := mountsBefore(mountpoint)
+	mt.server, err = mountFS(mountpoint, root, mt.fsOptions(&o, st))
 	if err != nil {
+		err = undoFailedMount(mountpoint, before, err) // serve.go
 		mt.closeBackend()
 		return nil, fmt.Errorf("mount %s on %s: %w", image, mountpoint, err)
 	}

@@ -73,6 +73,10 @@ func (n *Node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
+	mode, errno = n.createMode(mode)
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
 	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFREG)
 	r.nsMu.Lock()
 	f, err := r.ops.Create(fid(n.id), name, mode, uid, gid, 0)
@@ -98,6 +102,10 @@ func (n *Node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
+	mode, errno = n.createMode(mode)
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
 	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFREG)
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()
@@ -110,6 +118,9 @@ func (n *Node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 	name := fmt.Sprintf("tmp.%d", r.tmpSeq)
 	r.mu.Unlock()
 	f, err := r.ops.Create(fid(od), name, mode, uid, gid, 0)
+	if err == nil {
+		err = r.ops.InheritACL(fid(n.id), f, mode) // n's default ACL, not the orphan directory's
+	}
 	if err != nil {
 		return nil, nil, 0, n.m.errnoOf("tmpfile in", n.id, err)
 	}
@@ -136,6 +147,10 @@ func (n *Node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 	if errno != 0 {
 		return nil, errno
 	}
+	mode, errno = n.createMode(mode)
+	if errno != 0 {
+		return nil, errno
+	}
 	uid, gid, mode := n.owner(ctx, mode)
 	f, err := r.ops.Create(fid(n.id), name, mode, uid, gid, rdevFromFuse(dev))
 	if err != nil {
@@ -150,6 +165,10 @@ func (n *Node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if errno == 0 {
 		errno = n.checkNewName(name)
 	}
+	if errno != 0 {
+		return nil, errno
+	}
+	mode, errno = n.createMode(mode)
 	if errno != 0 {
 		return nil, errno
 	}

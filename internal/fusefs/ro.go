@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ type roBackend struct {
 	fs   *gobtrfs.FS
 	root ID
 	sf   statfs
+	warn func(string)
 
 	mu    sync.Mutex
 	paths map[ID]string
@@ -35,7 +37,7 @@ func openRO(image string, o *Options, warn func(string)) (*roBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &roBackend{fs: f, paths: map[ID]string{}, files: map[ID]*gobtrfs.File{}}
+	b := &roBackend{fs: f, warn: warn, paths: map[ID]string{}, files: map[ID]*gobtrfs.File{}}
 	st, err := f.Lstat(".")
 	if err != nil {
 		f.Close()
@@ -147,6 +149,7 @@ func (b *roBackend) ReadDir(dir ID, from uint64, fn func(dirent) bool) error {
 	// (from 2, like DIR_INDEX) are as stable as the indexes in a tree that
 	// never changes.
 	idx := uint64(2)
+	var damage error // a block of the directory that could not be read
 	for {
 		es, err := f.ReadDir(1024)
 		for _, e := range es {
@@ -163,13 +166,36 @@ func (b *roBackend) ReadDir(dir ID, from uint64, fn func(dirent) bool) error {
 			}
 			idx++
 		}
+		if errors.Is(err, diskio.ErrCorrupt) {
+			// the read side lists past blocks it cannot read
+			damage = cmp.Or(damage, err)
+			if len(es) > 0 {
+				continue
+			}
+			err = io.EOF
+		}
 		if errors.Is(err, io.EOF) || err == nil && len(es) == 0 {
-			return nil
+			return partialDir(dir, idx > 2, damage, b.warn)
 		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// partialDir ends a listing that met damage: with entries listed it is a
+// log line and the listing stands, with none it is the error.
+func partialDir(dir ID, listed bool, damage error, warn func(string)) error {
+	if damage == nil {
+		return nil
+	}
+	if !listed {
+		return damage
+	}
+	if warn != nil {
+		warn(fmt.Sprintf("readdir %v: listing only what could be read: %v", dir, damage))
+	}
+	return nil
 }
 
 func modeOfType(t fs.FileMode) uint32 {

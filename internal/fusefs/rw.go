@@ -88,7 +88,7 @@ func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 		}
 		alg = a
 	}
-	ops, err := fsops.OpenImage(image, fsops.Options{Compress: alg})
+	ops, err := fsops.OpenImage(image, fsops.Options{Compress: alg, Warn: func(s string) { m.logf("%s", s) }})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/pagecache"
 )
@@ -58,11 +59,14 @@ func isGone(err error) bool { return errors.Is(err, syscall.ENOENT) }
 func (r *rwState) read(id ID, dest []byte, off int64) ([]byte, error) {
 	r.wbMu.RLock()
 	defer r.wbMu.RUnlock()
+	k := key(id)
 	data, err := r.ops.ReadAt(fid(id), uint64(off), len(dest)) // clipped at the on-disk size
+	if errors.Is(err, diskio.ErrCorrupt) {
+		data, err = r.readAroundDirty(id, k, int64(len(dest)), off, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	k := key(id)
 	dirtyEnd := r.cache.DirtyEnd(k)
 	if dirtyEnd <= off {
 		return data, nil
@@ -78,6 +82,31 @@ func (r *rwState) read(id ID, dest []byte, off int64) ([]byte, error) {
 	}
 	r.cache.Overlay(k, data, off)
 	return data, nil
+}
+
+// readAroundDirty retries a read that met damaged on-disk data, taking
+// from disk only the bytes no dirty data covers: what is still in the page
+// cache is served from memory, as the kernel would. It returns the first
+// error again when a damaged sector is in a range read from disk.
+func (r *rwState) readAroundDirty(id ID, k pagecache.Key, n, off int64, first error) ([]byte, error) {
+	clean := r.cache.CleanRanges(k, off, n)
+	if len(clean) == 1 && clean[0] == [2]int64{off, off + n} {
+		return nil, first // nothing dirty there
+	}
+	data := make([]byte, n)
+	end := int64(0) // end of the on-disk bytes read
+	for _, c := range clean {
+		b, err := r.ops.ReadAt(fid(id), uint64(c[0]), int(c[1]-c[0]))
+		if err != nil {
+			return nil, err
+		}
+		copy(data[c[0]-off:], b)
+		if len(b) > 0 {
+			end = c[0] + int64(len(b)) - off
+		}
+	}
+	// the caller extends to the dirty end and lays the dirty bytes over
+	return data[:end], nil
 }
 
 // write buffers data at off. It refuses with ENOSPC when the data could

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"syscall"
 
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/inode"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -25,6 +26,10 @@ func (r *rwState) Getattr(id ID) (attr, error) {
 
 func (r *rwState) Lookup(dir ID, name string) (ID, attr, error) {
 	f, x, err := r.ops.Lookup(fid(dir), name)
+	if err == nil && x.Mode&item.SIFMT == item.SIFDIR {
+		// a directory is entered only through its one link (no loops)
+		err = r.ops.CheckLink(fid(dir), name, f)
+	}
 	if err != nil {
 		return ID{}, attr{}, err
 	}
@@ -43,7 +48,11 @@ func (r *rwState) lookupOverlay(dir ID, name string) (ID, attr, error) {
 }
 
 func (r *rwState) ReadDir(dir ID, from uint64, fn func(dirent) bool) error {
-	es, err := r.ops.ReadDir(fid(dir))
+	es, err := r.ops.ListDir(fid(dir), func(err error) { r.m.logf("readdir %v: skipping entry: %v", dir, err) })
+	if errors.Is(err, diskio.ErrCorrupt) {
+		// listed past the blocks that could not be read
+		err = partialDir(dir, len(es) > 0, err, func(s string) { r.m.logf("%s", s) })
+	}
 	if err != nil {
 		return err
 	}

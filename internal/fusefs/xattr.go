@@ -12,14 +12,15 @@ var (
 	_ = (fs.NodeRemovexattrer)((*Node)(nil))
 )
 
-// Setxattr sets attribute name; flags XATTR_CREATE / XATTR_REPLACE. mirrors btrfs_setxattr
+// Setxattr sets attribute name; flags XATTR_CREATE / XATTR_REPLACE, and the
+// kernel's ACL_KILL_SGID as rawACL passes it (acl.go). mirrors btrfs_setxattr
 func (n *Node) Setxattr(ctx context.Context, name string, data []byte, flags uint32) syscall.Errno {
 	r, errno := n.writable()
 	if errno != 0 {
 		return errno
 	}
 	r.noCaps.Delete(n.id)
-	return n.m.errnoOf("setxattr "+name, n.id, r.ops.SetXattr(fid(n.id), name, data, int(flags)))
+	return n.m.errnoOf("setxattr "+name, n.id, r.ops.SetXattr(fid(n.id), name, data, setxattrFlags(flags)))
 }
 
 // Removexattr removes attribute name (ENODATA if unset).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -33,29 +34,53 @@ func dirItems(data []byte) (item.DirItems, error) {
 }
 
 // ReadDir calls fn for each entry of directory ino in index order (the order
-// readdir returns), starting at index from, until fn returns false.
-// mirrors btrfs_real_readdir
-func ReadDir(t *ctree.Tree, ino ondisk.ObjectID, from uint64, fn func(DirEntry) bool) error {
+// readdir returns), starting at index from, until fn returns false. An item
+// that does not parse or an entry no directory can hold (see validEntry) is
+// skipped: bad, if not nil, gets an *EntryError for it, and the rest of the
+// directory is still listed. A block that cannot be read is skipped too
+// (its entries are lost, the others listed) and the first such error is
+// returned once the listing is done. mirrors btrfs_real_readdir
+func ReadDir(t *ctree.Tree, ino ondisk.ObjectID, from uint64, fn func(DirEntry) bool, bad func(error)) error {
 	lo := ondisk.Key{ObjectID: ino, Type: ondisk.DirIndexKey, Offset: from}
 	hi := ondisk.Key{ObjectID: ino, Type: ondisk.DirIndexKey, Offset: ^uint64(0)}
-	var derr error
-	err := t.Range(lo, hi, func(k ondisk.Key, data []byte) bool {
-		items, err := dirItems(data)
+	skip := func(k ondisk.Key, name []byte, target ondisk.ObjectID, err error) {
+		if bad != nil {
+			bad(&EntryError{Tree: t.ID, Dir: ino, Index: k.Offset, Name: string(name), Target: target, Err: err})
+		}
+	}
+	// a leaf that cannot be read (the kernel's tree-checker rejects a leaf
+	// with one malformed dir item) hides its own entries only
+	var blockErr error
+	onBlockErr := func(err error) {
+		if blockErr == nil {
+			blockErr = err
+		}
+	}
+	err := t.RangeTolerant(lo, hi, func(k ondisk.Key, data []byte) bool {
+		// a DIR_INDEX item holds exactly one entry: parse it alone, so a
+		// damaged one hides nothing else
+		di, n, err := item.DecodeDirItem(data)
 		if err != nil {
-			derr = fmt.Errorf("read dir %d (tree %s): item %v: %w", ino, ondisk.TreeName(t.ID), k, err)
-			return false
+			skip(k, nil, 0, corrupt(err))
+			return true
 		}
-		for _, di := range items {
-			if !fn(entryOf(di, k.Offset)) {
-				return false
-			}
+		if n != len(data) {
+			skip(k, di.Name, di.Location.ObjectID, diskio.Corruptf("DIR_INDEX item of %d bytes holds an entry of %d", len(data), n))
+			return true
 		}
-		return true
-	})
+		if err := validEntry(&di); err != nil {
+			skip(k, di.Name, di.Location.ObjectID, err)
+			return true
+		}
+		return fn(entryOf(di, k.Offset))
+	}, onBlockErr)
+	if err == nil {
+		err = blockErr
+	}
 	if err != nil {
 		return fmt.Errorf("read dir %d (tree %s): %w", ino, ondisk.TreeName(t.ID), err)
 	}
-	return derr
+	return nil
 }
 
 // Lookup finds name in directory dir through the DIR_ITEM name hash. When
@@ -73,6 +98,10 @@ func Lookup(t *ctree.Tree, dir ondisk.ObjectID, name string) (DirEntry, error) {
 	items, derr := dirItems(data)
 	for _, di := range items {
 		if bytes.Equal(di.Name, []byte(name)) {
+			if err := validEntry(&di); err != nil {
+				// a malformed entry never matches
+				return DirEntry{}, &EntryError{Tree: t.ID, Dir: dir, Name: name, Target: di.Location.ObjectID, Err: err}
+			}
 			return entryOf(di, 0), nil
 		}
 	}
@@ -97,7 +126,10 @@ func LookupIndex(t *ctree.Tree, dir ondisk.ObjectID, name string) (DirEntry, err
 			return false
 		}
 		return true
-	})
+	}, nil)
+	if found != nil {
+		return *found, nil // found past an unreadable block
+	}
 	if err != nil {
 		return DirEntry{}, err
 	}

@@ -53,7 +53,8 @@ func TestDirectoryWalk(t *testing.T) {
 	n := 0
 	walk = func(ino ondisk.ObjectID, rel string) {
 		var ents []DirEntry
-		if err := ReadDir(tr, ino, 0, func(e DirEntry) bool { ents = append(ents, e); return true }); err != nil {
+		if err := ReadDir(tr, ino, 0, func(e DirEntry) bool { ents = append(ents, e); return true },
+			func(err error) { t.Errorf("clean image: %v", err) }); err != nil {
 			t.Fatal(err)
 		}
 		srcEnts, _ := os.ReadDir(filepath.Join(src, rel))
@@ -83,6 +84,9 @@ func TestDirectoryWalk(t *testing.T) {
 				t.Fatal(err)
 			}
 			if e.Type == item.FTDir {
+				if err := CheckDirLink(tr, ino, e); err != nil {
+					t.Fatalf("clean image: %v", err)
+				}
 				if got, err := Path(tr, child, ondisk.FirstFreeObjectID); err != nil || got != p {
 					t.Fatalf("Path(%d) = %q %v, want %q", child, got, err, p)
 				}

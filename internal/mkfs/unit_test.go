@@ -231,7 +231,9 @@ func buildAndRead(t *testing.T, rng *rand.Rand, nodesize uint32, n int) {
 	cm.Insert(base, ondisk.Chunk{Length: uint64(next - base), StripeLen: stripeLen, Type: ondisk.BlockGroupMetadata,
 		Stripes: []ondisk.Stripe{{DevID: 1, Offset: base}}})
 	sb := &ondisk.Superblock{NodeSize: nodesize, SectorSize: 4096, CsumType: uint16(csum.XXHash), FSID: tp.FSID}
-	ct := &ctree.Tree{R: diskio.NewReader(dev, sb, cm, 1<<20), ID: tp.Owner, Root: tree.Root, Level: tree.Level,
+	r := diskio.NewReader(dev, sb, cm, 1<<20)
+	r.SynthItems = true // made-up items
+	ct := &ctree.Tree{R: r, ID: tp.Owner, Root: tree.Root, Level: tree.Level,
 		Gen: tp.Generation}
 	sortedItems, _ := sortedItems(items)
 	i := 0

@@ -1,4 +1,4 @@
-package gobtrfs
+package fileread
 
 import (
 	"sync"
