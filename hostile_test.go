@@ -276,3 +276,25 @@ func TestHostileHugeSize(t *testing.T) {
 		}
 	})
 }
+
+// TestHostileDirLoopRW: the read-write library's path walker enters a
+// directory only through its one link, so RemoveAll of a looped tree ends
+// with an error naming the entry instead of recursing for ever.
+func TestHostileDirLoopRW(t *testing.T) {
+	b := hostile.Build(t)
+	for _, toRoot := range []bool{false, true} {
+		t.Run(map[bool]string{false: "self", true: "root"}[toRoot], func(t *testing.T) {
+			img := hostile.DirLoop(t, b, toRoot)
+			w, err := gobtrfs.OpenRW(img, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			var rerr error
+			within(t, 30*time.Second, "RemoveAll", func() { rerr = w.RemoveAll("/a") })
+			if rerr == nil || !errors.Is(rerr, gobtrfs.ErrCorrupt) || !strings.Contains(rerr.Error(), `"c"`) {
+				t.Errorf("RemoveAll of a looped tree: %v; want a corruption error naming entry \"c\"", rerr)
+			}
+		})
+	}
+}

@@ -125,6 +125,13 @@ func (w *RW) resolve(parts []string, follow bool, depth int) (fsops.ID, item.Ino
 			rest := append(tparts, parts[i+1:]...)
 			return w.resolve(rest, follow, depth+1)
 		}
+		if nx.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			// a directory is entered only through its one link: a crafted
+			// entry naming an ancestor cannot make a walk (RemoveAll) loop
+			if err := w.f.CheckLink(cur, p, next); err != nil {
+				return next, nx, err
+			}
+		}
 		cur, x = next, nx
 	}
 	return cur, x, nil

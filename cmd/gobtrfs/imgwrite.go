@@ -121,6 +121,12 @@ func (m *imgFS) walk(cur fsops.ID, parts []string, follow bool, depth int) (fsop
 			rest := append(splitImagePath(target), parts[i+1:]...)
 			return m.walk(base, rest, follow, depth+1)
 		}
+		if nx.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			// entered only through its one link (rm -r of a crafted loop ends)
+			if err := m.fs.CheckLink(cur, name, next); err != nil {
+				return next, nx, err
+			}
+		}
 		cur, x = next, nx
 	}
 	return cur, x, nil
