@@ -28,6 +28,10 @@ type File struct {
 	size     int64
 	readOnly bool
 	inUse    Holder
+	// backing is the backing file of a loop device opened as the image,
+	// locked as the image itself would be: a writer through /dev/loopN and
+	// one through the file exclude each other.
+	backing *os.File
 }
 
 // OpenFile opens path as a device. A read-write open takes the image's
@@ -45,16 +49,33 @@ func OpenFile(path string, readOnly bool) (*File, error) {
 	mode := lockExclusive
 	if readOnly {
 		mode = lockProbe
-	} else if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		if loop := loopBacking(path); loop != "" {
-			f.Close()
-			return nil, &LockedError{Path: path, Holder: Holder{What: "loop device " + loop + " (detach it first: losetup -d " + loop + ")"}}
-		}
 	}
 	holder, err := lock(f, path, mode)
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && !readOnly {
+		// the kernel may have the file mounted through a loop device, which
+		// takes no flock
+		if loop := loopBacking(path); loop != "" {
+			f.Close()
+			return nil, &LockedError{Path: path, Holder: Holder{What: "loop device " + loop + " (detach it first: losetup -d " + loop + ")"}}
+		}
+	}
+	var backing *os.File
+	if bf := loopBackingFile(path); bf != "" {
+		if backing, err = os.Open(bf); err == nil {
+			h, err := lock(backing, bf, mode)
+			if err != nil {
+				backing.Close()
+				f.Close()
+				return nil, fmt.Errorf("%s (loop device of %s): %w", path, bf, err)
+			}
+			if h.Write && !holder.Write {
+				holder = h
+			}
+		}
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -67,7 +88,7 @@ func OpenFile(path string, readOnly bool) (*File, error) {
 			size = n
 		}
 	}
-	return &File{f: f, size: size, readOnly: readOnly, inUse: holder}, nil
+	return &File{f: f, size: size, readOnly: readOnly, inUse: holder, backing: backing}, nil
 }
 
 // InUse reports the writer that held the image when it was opened
@@ -100,8 +121,13 @@ func (d *File) Flush() error {
 // Size returns the device size.
 func (d *File) Size() int64 { return d.size }
 
-// Close closes the file.
-func (d *File) Close() error { return d.f.Close() }
+// Close closes the file (and drops its lock).
+func (d *File) Close() error {
+	if d.backing != nil {
+		d.backing.Close()
+	}
+	return d.f.Close()
+}
 
 // Fd exposes the descriptor (for locking).
 func (d *File) Fd() uintptr { return d.f.Fd() }

@@ -110,7 +110,8 @@ func gobtrfsMountOf(path string) string {
 		if len(pf) < 5 || len(qf) < 2 || !strings.HasPrefix(qf[0], "fuse") || !strings.Contains(qf[0], "gobtrfs") {
 			continue
 		}
-		if src := unescapeMountinfo(qf[1]); src == abs || src == real {
+		src := unescapeMountinfo(qf[1])
+		if src == abs || src == real || (strings.HasPrefix(src, "/dev/") && loopBackingFile(src) == real) {
 			return unescapeMountinfo(pf[4])
 		}
 	}

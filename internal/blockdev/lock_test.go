@@ -142,3 +142,43 @@ func TestLoopAttachedRefused(t *testing.T) {
 	}
 	r.Close()
 }
+
+// TestLoopDeviceSharesFileLock: a writer through a loop device of the image
+// file and a writer through the file itself exclude each other, and a
+// reader of either is warned (before, two mounts wrote the same image).
+func TestLoopDeviceSharesFileLock(t *testing.T) {
+	testutil.NeedRootLoop(t)
+	img := tempImage(t)
+	loop := testutil.Loop(t, img)
+	w, err := blockdev.OpenFile(loop, false)
+	if err != nil {
+		t.Fatalf("writer through %s: %v", loop, err)
+	}
+	if _, err := blockdev.OpenFile(img, false); !errors.Is(err, blockdev.ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("writer through the file beside one through %s: %v, want ErrLocked naming this process", loop, err)
+	}
+	r, err := blockdev.OpenFile(img, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, busy := r.InUse(); !busy {
+		t.Errorf("reader of the file: not told that %s is open for writing", loop)
+	}
+	r.Close()
+	w.Close()
+
+	f, err := blockdev.OpenFile(img, false)
+	if err == nil {
+		f.Close()
+		t.Errorf("writer through a loop-attached file accepted")
+	}
+	// the file locked by a writer: the loop device is refused too
+	shared, err := blockdev.LockShared(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	if _, err := blockdev.OpenFile(loop, false); !errors.Is(err, blockdev.ErrLocked) {
+		t.Errorf("writer through %s while the file is held: %v, want ErrLocked", loop, err)
+	}
+}

@@ -1,9 +1,12 @@
 package blockdev
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // loopBacking returns the loop device (such as /dev/loop3) that has the
@@ -34,4 +37,18 @@ func loopBacking(path string) string {
 		}
 	}
 	return ""
+}
+
+// loopBackingFile returns the backing file of the loop block device at
+// devPath, or "" when devPath is not a loop device with one.
+func loopBackingFile(devPath string) string {
+	var st unix.Stat_t
+	if unix.Stat(devPath, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFBLK {
+		return ""
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/sys/dev/block/%d:%d/loop/backing_file", unix.Major(st.Rdev), unix.Minor(st.Rdev)))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimSpace(string(b)), " (deleted)")
 }
