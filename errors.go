@@ -2,6 +2,7 @@ package gobtrfs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"syscall"
 
@@ -40,3 +41,14 @@ var (
 	errNotLink  = syscall.EINVAL
 	errBadWhere = syscall.EINVAL
 )
+
+// MaxReadFileSize is the largest file ReadFile (FS and RW) reads into
+// memory; larger files are read through Open (or ReadAt) in pieces. The
+// size comes from the image, which may be crafted: without a bound an
+// i_size of 2^40 would take the process down.
+const MaxReadFileSize = 4 << 30
+
+func errTooLarge(size uint64) error {
+	return fmt.Errorf("file is %d bytes, more than ReadFile reads into memory (%d); use Open: %w",
+		size, MaxReadFileSize, syscall.EFBIG)
+}

@@ -70,6 +70,9 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 	if file.inode.Mode&item.SIFMT == item.SIFDIR {
 		return nil, pathErr("read", name, errIsDir)
 	}
+	if file.inode.Size > MaxReadFileSize {
+		return nil, pathErr("read", name, errTooLarge(file.inode.Size))
+	}
 	buf := make([]byte, file.inode.Size)
 	n, err := file.ReadAt(buf, 0)
 	if n == len(buf) {

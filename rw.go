@@ -246,6 +246,9 @@ func (w *RW) ReadFile(name string) ([]byte, error) {
 	if err == nil && x.Mode&syscall.S_IFMT == syscall.S_IFDIR {
 		err = syscall.EISDIR
 	}
+	if err == nil && x.Size > MaxReadFileSize {
+		err = errTooLarge(x.Size)
+	}
 	var b []byte
 	if err == nil {
 		b, err = w.f.ReadAt(id, 0, int(x.Size))
@@ -254,6 +257,19 @@ func (w *RW) ReadFile(name string) ([]byte, error) {
 		return nil, pathError("read", name, err)
 	}
 	return b, nil
+}
+
+// Readlink returns the target of symlink name.
+func (w *RW) Readlink(name string) (string, error) {
+	id, _, err := w.lookup(name, false)
+	var target string
+	if err == nil {
+		target, err = w.f.Readlink(id)
+	}
+	if err != nil {
+		return "", pathError("readlink", name, err)
+	}
+	return target, nil
 }
 
 // Symlink makes newname a symbolic link to target.

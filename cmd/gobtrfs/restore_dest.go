@@ -29,7 +29,7 @@ type destDir struct {
 
 func (d *destDir) child(name string) (rel, path string) {
 	if d.rel == "." {
-		return name, d.path + "/" + name
+		return name, strings.TrimSuffix(d.path, "/") + "/" + name
 	}
 	return d.rel + "/" + name, d.path + "/" + name
 }

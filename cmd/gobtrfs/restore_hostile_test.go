@@ -543,4 +543,20 @@ func TestRestoreHugeSize(t *testing.T) {
 	if got := rdReadString(t, filepath.Join(dest, "ok")); got != "ok" {
 		t.Errorf("ok: %q", got)
 	}
+	// ext4 refuses a 4 EiB file; tmpfs (like xfs or btrfs) makes one
+	var sfs unix.Statfs_t
+	if unix.Statfs("/dev/shm", &sfs) != nil || sfs.Type != unix.TMPFS_MAGIC {
+		t.Log("no tmpfs at /dev/shm: not restoring onto a filesystem that takes exabyte files")
+		return
+	}
+	shm, err := os.MkdirTemp("/dev/shm", "restore-hugesize-")
+	rdMust(t, err)
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	out, code = rdRestoreProc(t, "-q", img, filepath.Join(shm, "out"))
+	t.Logf("onto tmpfs: exit %d:\n%s", code, rdHead(out))
+	for name, want := range map[string]int64{"big": int64(len(data)), "inline": 4} {
+		if fi, err := os.Stat(filepath.Join(shm, "out", name)); err != nil || fi.Size() != want {
+			t.Errorf("onto tmpfs: %s: %v, size %d, want %d (the end of its data)", name, err, fi.Size(), want)
+		}
+	}
 }

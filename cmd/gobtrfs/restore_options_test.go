@@ -33,8 +33,13 @@ func TestRestoreOptions(t *testing.T) {
 		rdMust(t, w.WriteFile("other/y", []byte("y"), 0o644))
 		rdMust(t, w.WriteFile("top", []byte("top"), 0o640))
 		rdMust(t, w.Symlink("top", "link"))
+		rdMust(t, w.Setxattr("top", "user.note", []byte("hi"), 0))
+		rdMust(t, w.CreateSubvolume("sv"))
+		rdMust(t, w.WriteFile("sv/in-sv", []byte("sv"), 0o644))
+		rdMust(t, w.Commit())
+		rdMust(t, w.Snapshot("sv", "snap", false))
 	})
-	all := []string{"keep", "keep/sub", "keep/sub/x", "other", "other/y", "top", "link"}
+	all := []string{"keep", "keep/sub", "keep/sub/x", "other", "other/y", "top", "link", "sv/in-sv", "snap/in-sv"}
 	exists := func(dest, rel string) bool {
 		_, err := os.Lstat(filepath.Join(dest, rel))
 		return err == nil
@@ -55,7 +60,7 @@ func TestRestoreOptions(t *testing.T) {
 				t.Errorf("dry run does not list %s", rel)
 			}
 		}
-		rdWantIn(t, stderr, "would restore 3 files")
+		rdWantIn(t, stderr, "would restore 5 files")
 	})
 
 	t.Run("verbose", func(t *testing.T) {
@@ -70,7 +75,27 @@ func TestRestoreOptions(t *testing.T) {
 				t.Errorf("-v does not list %s", rel)
 			}
 		}
-		rdWantIn(t, stderr, "restored 3 files", "3 directories", "1 symlinks", "0 errors")
+		rdWantIn(t, stderr, "restored 5 files", "5 directories", "1 symlinks", "0 errors")
+	})
+
+	t.Run("default", func(t *testing.T) {
+		dest := filepath.Join(t.TempDir(), "out")
+		_, stderr, err := rdRunRestoreIO(t, "-q", img, dest)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		for _, rel := range all {
+			if !exists(dest, rel) {
+				t.Errorf("%s not restored", rel)
+			}
+		}
+		buf := make([]byte, 16)
+		if n, err := unix.Lgetxattr(filepath.Join(dest, "top"), "user.note", buf); err != nil || string(buf[:n]) != "hi" {
+			t.Errorf("xattr user.note of top: %q %v", buf[:max(n, 0)], err)
+		}
+		if fi, err := os.Lstat(filepath.Join(dest, "top")); err != nil || fi.Mode().Perm() != 0o640 {
+			t.Errorf("top: mode %v, %v", fi.Mode(), err)
+		}
 	})
 
 	t.Run("path-regex", func(t *testing.T) {
@@ -87,21 +112,28 @@ func TestRestoreOptions(t *testing.T) {
 		}
 	})
 
-	t.Run("no-metadata-no-symlinks", func(t *testing.T) {
+	t.Run("no-metadata-symlinks-xattrs-snapshots", func(t *testing.T) {
 		dest := filepath.Join(t.TempDir(), "out")
-		_, stderr, err := rdRunRestoreIO(t, "-q", "--no-metadata", "--no-symlinks", img, dest)
+		_, stderr, err := rdRunRestoreIO(t, "-q", "--no-metadata", "--no-symlinks", "--no-xattrs", "--no-snapshots", img, dest)
+		t.Logf("%v\n%s", err, stderr)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, stderr)
 		}
 		if exists(dest, "link") {
 			t.Error("--no-symlinks restored a symlink")
 		}
+		if exists(dest, "snap") || !exists(dest, "sv/in-sv") {
+			t.Error("--no-snapshots: want sv and not snap")
+		}
+		if _, err := unix.Lgetxattr(filepath.Join(dest, "top"), "user.note", make([]byte, 16)); err == nil {
+			t.Error("--no-xattrs restored an xattr")
+		}
 		old := unix.Umask(0)
 		unix.Umask(old)
 		if fi, err := os.Stat(filepath.Join(dest, "top")); err != nil || fi.Mode().Perm() != 0o644&^fs.FileMode(old) {
 			t.Errorf("--no-metadata: top %v, want mode %o", fi.Mode(), 0o644&^old)
 		}
-		rdWantIn(t, stderr, "1 symlinks (--no-symlinks)")
+		rdWantIn(t, stderr, "1 symlinks (--no-symlinks)", "1 snapshots", "skipping snapshot "+filepath.Join(dest, "snap"))
 	})
 
 	t.Run("super-mirror", func(t *testing.T) {

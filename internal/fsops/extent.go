@@ -3,6 +3,7 @@ package fsops
 import (
 	"fmt"
 
+	"github.com/gobtrfs/gobtrfs/internal/inode"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -63,6 +64,9 @@ func (o *op) extents(id ID, start, end uint64) ([]fext, error) {
 			break
 		}
 		fi, derr := item.DecodeFileExtentItem(p.Data())
+		if derr == nil {
+			derr = inode.CheckFileExtent(k.Offset, fi)
+		}
 		if derr != nil {
 			return nil, corruptf("file extent %v of %v: %v", k, id, derr)
 		}

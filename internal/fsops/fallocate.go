@@ -179,9 +179,10 @@ func (o *op) punchHole(id ID, x *item.InodeItem, off, end uint64) error {
 		if err != nil {
 			return err
 		}
-		content := make([]byte, x.Size)
-		copy(content, data)
-		clear(content[off:min(end, x.Size)])
+		// past the inline data the file is a hole already
+		content := append([]byte(nil), data[:min(uint64(len(data)), x.Size)]...)
+		n := uint64(len(content))
+		clear(content[min(off, n):min(end, n)])
 		if err := o.replaceInline(id, x, inl, content); err != nil {
 			return err
 		}

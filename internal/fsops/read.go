@@ -43,12 +43,27 @@ func (f *FS) Readlink(id ID) (string, error) {
 		if !isLnk(x.Mode) {
 			return errf(syscall.EINVAL, "readlink %v", id)
 		}
+		// a target is one inline extent shorter than PATH_MAX, as the
+		// kernel writes it; anything else is a crafted inode
+		if x.Size == 0 || x.Size >= pathMax {
+			return corruptf("readlink %v: symlink size %d", id, x.Size)
+		}
+		es, err := o.extents(id, 0, x.Size)
+		if err != nil {
+			return err
+		}
+		if len(es) != 1 || !es[0].IsInline() || es[0].off != 0 {
+			return corruptf("readlink %v: target is not one inline extent", id)
+		}
 		b, err := o.readRange(id, x, 0, int(x.Size))
 		s = string(b)
 		return err
 	})
 	return s, err
 }
+
+// pathMax is Linux's PATH_MAX: symlink targets are shorter.
+const pathMax = 4096
 
 // readRange returns the n bytes of file id (inode x) at off, zero past its
 // size and in holes and preallocated extents. Data on disk is read by the

@@ -87,8 +87,15 @@ func (o *op) truncateInline(id ID, x *item.InodeItem, inl *fext, size uint64, ex
 	if err != nil {
 		return err
 	}
-	content := make([]byte, size)
-	copy(content, data[:min(uint64(len(data)), x.Size, size)])
+	// an inline extent may be followed by a hole up to i_size: the content
+	// kept inline is the data, padded with zeros only while the whole file
+	// fits inline (never sized by an i_size a crafted image may inflate)
+	n := min(size, uint64(len(data)))
+	if o.f.canInline(size) {
+		n = size
+	}
+	content := make([]byte, n)
+	copy(content, data[:min(uint64(len(data)), x.Size, n)])
 	if err := o.replaceInline(id, x, inl, content); err != nil {
 		return err
 	}

@@ -31,6 +31,15 @@ func decodeFileExtent(fileOff uint64, b []byte) (FileExtent, error) {
 	return e, e.check()
 }
 
+// CheckFileExtent validates an EXTENT_DATA item at file offset fileOff as
+// every reader and writer must before using its addresses: an extent whose
+// offset and length reach past its disk extent would read, or write in
+// place (NOCOW), someone else's blocks.
+func CheckFileExtent(fileOff uint64, x item.FileExtentItem) error {
+	e := FileExtent{FileOffset: fileOff, FileExtentItem: x}
+	return e.check()
+}
+
 // check validates a decoded extent. mirrors check_extent_data_item
 func (e *FileExtent) check() error {
 	// no encryption or other encoding exists
@@ -57,7 +66,10 @@ func (e *FileExtent) check() error {
 	if e.FileOffset+e.NumBytes < e.FileOffset {
 		return diskio.Corruptf("file extent: offset %d + num_bytes %d overflows", e.FileOffset, e.NumBytes)
 	}
-	if e.DiskBytenr != 0 && e.Compression == item.CompressNone && e.Offset+e.NumBytes > e.DiskNumBytes && e.Type == ExtentRegular {
+	if e.Offset+e.NumBytes < e.Offset {
+		return diskio.Corruptf("file extent: offset %d + num_bytes %d overflows", e.Offset, e.NumBytes)
+	}
+	if e.DiskBytenr != 0 && e.Compression == item.CompressNone && e.Offset+e.NumBytes > e.DiskNumBytes {
 		return diskio.Corruptf("file extent: offset %d + num_bytes %d beyond disk_num_bytes %d",
 			e.Offset, e.NumBytes, e.DiskNumBytes)
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // Base is the clean image every variant starts from:
@@ -76,6 +78,9 @@ func Build(t testing.TB) *Base {
 	must(w.WriteFile("/sparse", data, 0o644))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("btrfs"); err == nil {
+		testutil.CheckImage(t, img) // the base is clean: only the patches are hostile
 	}
 	b := &Base{Path: img, Ino: map[string]uint64{}}
 	fsys, err := gobtrfs.Open(img, nil)
