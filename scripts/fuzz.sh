@@ -3,13 +3,22 @@
 # corpora under testdata/fuzz also run as plain tests in `go test ./...`.
 set -eu
 t=${1:-3s}
+# Whole-image targets (a command or a mount per input, base image built in
+# every worker) need a few seconds for their seed corpus before fuzzing
+# starts: they get $FUZZTIME_IMAGE (default 15s) unless a time is given.
+timage=${FUZZTIME_IMAGE:-15s}
+image_targets=" FuzzImageWalk FuzzRestoreImage FuzzLsImage FuzzCheckImage FuzzMountRead "
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //'); do
-    echo "fuzz $pkg $f ($t)"
-    if ! go test -run '^$' -fuzz "^$f\$" -fuzztime "$t" "$pkg" >"$log" 2>&1; then
+    ft=$t
+    if [[ $image_targets == *" $f "* && -z ${1:-} ]]; then
+      ft=$timage
+    fi
+    echo "fuzz $pkg $f ($ft)"
+    if ! go test -run '^$' -fuzz "^$f\$" -fuzztime "$ft" "$pkg" >"$log" 2>&1; then
       # Go's fuzz coordinator sometimes reports its own time limit as
       # "context deadline exceeded" with no failing input; only a real
       # failure (a crasher written to testdata) fails the run.

@@ -60,8 +60,8 @@ func FuzzMountRead(f *testing.F) {
 	})
 }
 
-// fuzzMountKnownBad are seeds that fail today (issue 7 bugs being fixed);
-// they are kept in /work/notes/fuzz-findings until then.
+// fuzzMountKnownBad are seeds that fail today (see
+// /work/notes/fuzz-findings/README.md); none.
 var fuzzMountKnownBad = map[string]bool{}
 
 // fuzzServe opens image as New does, without mounting: the raw FUSE

@@ -46,12 +46,13 @@ func FuzzBound(t testing.TB, input []byte, fn func()) {
 }
 
 // Run runs fn under the bounds b. A watchdog goroutine samples the heap
-// and the clocks; when fn runs longer than b.Time (see FuzzBounds), or the heap stays more than b.Mem above
-// its size at the start even after a forced GC, it prints the input (its
-// sha256 and, when short, its bytes), what was exceeded and every
-// goroutine's stack, and panics: the process dies, so `go test -fuzz`
-// records the input as a crasher and plain `go test` fails. (t.Fatal is
-// not allowed from another goroutine, and fn may never return.)
+// and the clocks; when fn runs longer than b.Time (see FuzzBounds), or the
+// heap stays more than b.Mem above its size at the start even after a
+// forced GC, it prints the input (its sha256 and, when short, its bytes),
+// what was exceeded and every goroutine's stack, and panics: the process
+// dies, so `go test -fuzz` records the input as a crasher and plain
+// `go test` fails. (t.Fatal is not allowed from another goroutine, and fn
+// may never return.)
 func (b FuzzBounds) Run(t testing.TB, input []byte, fn func()) {
 	t.Helper()
 	boundMu.Lock()

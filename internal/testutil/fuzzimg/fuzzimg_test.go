@@ -2,6 +2,8 @@ package fuzzimg
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -100,3 +102,28 @@ func TestApply(t *testing.T) {
 
 var _ blockdev.Device = (*Overlay)(nil)
 var _ blockdev.Device = (*memDev)(nil)
+
+// TestTempDirSweeps: the directory of a process that is gone (a fuzz
+// worker killed by go test) is removed by the next TempDir.
+func TestTempDirSweeps(t *testing.T) {
+	if _, err := os.Stat(shmDir); err != nil {
+		t.Skipf("no %s: TempDir uses the test's own temporary directory", shmDir)
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("cannot start a process:", err)
+	}
+	stale := filepath.Join(shmDir, fmt.Sprintf("gobtrfs-fuzz-%d-1", cmd.Process.Pid))
+	if err := os.MkdirAll(filepath.Join(stale, "ro"), 0o755); err != nil {
+		t.Skip(err)
+	}
+	os.Chmod(filepath.Join(stale, "ro"), 0o500)
+	dir := TempDir(t)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		os.RemoveAll(stale)
+		t.Fatalf("stale %s not removed: %v", stale, err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatal(err)
+	}
+}

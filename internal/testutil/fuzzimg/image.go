@@ -239,6 +239,17 @@ func (p *populator) fill() {
 		_, err = f.Create(links, "chr", item.SIFCHR|0o600, 0, 0, 1<<20|3)
 		p.check(err)
 	}
+	// bait for restore (see the dup-over-symlink seeds): a symlink out of
+	// DESTDIR, then a file whose name differs by one letter; a symlink to
+	// DESTDIR's parent, then a directory holding a file "victim"
+	if p.err == nil {
+		_, err := f.Symlink(links, "esc", "../../victim", 0, 0)
+		p.check(err)
+		p.file(links, "esd", 0o644, []byte("pwned through a file symlink\n"))
+		_, err = f.Symlink(links, "escd", "../..", 0, 0)
+		p.check(err)
+		p.file(p.dir(links, "escx"), "victim", 0o644, []byte("pwned through a directory symlink\n"))
+	}
 	if x := p.file(root, "xattrs", 0o644, []byte("has xattrs\n")); p.err == nil {
 		p.check(f.SetXattr(x, "user.small", []byte("value"), 0))
 		p.check(f.SetXattr(x, "user.big", pattern(2000, 30), 0))

@@ -154,7 +154,8 @@ var coreSeeds = map[string]bool{
 	"leaf-nritems-plus-one": true, "csum-key-unaligned": true, "super-root-is-fs-leaf": true,
 	"isize-huge-holes": true, "isize-max-zstd": true, "dirent-to-root": true, "dirent-to-self": true,
 	"dirent-duplicate-name": true, "dirent-slash-name": true, "dirent-dotdot-name": true,
-	"subvol-missing-root": true, "regular-is-dir": true,
+	"subvol-missing-root": true, "regular-is-dir": true, "dup-over-symlink-esd": true,
+	"dup-over-symlink-escx": true,
 }
 
 // CoreSeeds is Seeds cut to coreSeeds, with one data-garbage seed.
@@ -211,6 +212,17 @@ func (img *Image) itemSeeds() []Seed {
 		}
 	}
 	add("dirent-duplicate-name", dup...)
+	// restore bait: a regular file, then a directory, named as the
+	// symlink before it (to DESTDIR/../victim, and to DESTDIR/..)
+	for _, r := range [][2]string{{"esd", "esc"}, {"escx", "escd"}} {
+		var ops [][]byte
+		for _, it := range img.dirEntries(fs, r[0]) {
+			if it.Key.Type == ondisk.DirIndexKey {
+				ops = append(ops, Op(OpSet, uint16(it.Block), uint16(it.Off+30), []byte(r[1])...))
+			}
+		}
+		add("dup-over-symlink-"+r[0], ops...)
+	}
 	var slash [][]byte
 	for _, it := range img.dirEntries(fs, "fifo") {
 		if it.Key.Type == ondisk.DirIndexKey {
