@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 )
 
@@ -45,6 +46,10 @@ func subvolumeMain(args []string, stdout, stderr io.Writer) error {
 		fl.Usage()
 		return fmt.Errorf("subvolume %s: wrong number of arguments", args[0])
 	}
+	if args[0] == "list" {
+		// a reader: works beside a writer (with a stale-view warning)
+		return subvolList(a[0], stdout, stderr)
+	}
 	m, err := openImgFS(a[0], fsops.Options{})
 	if err != nil {
 		return err
@@ -60,8 +65,6 @@ func subvolumeMain(args []string, stdout, stderr io.Writer) error {
 				break
 			}
 		}
-	case "list":
-		err = m.subvolList(stdout)
 	}
 	return m.finish(err)
 }
@@ -114,17 +117,26 @@ func (m *imgFS) subvolDelete(p string) error {
 }
 
 // subvolList prints one line per subvolume, as btrfs subvolume list does.
-func (m *imgFS) subvolList(w io.Writer) error {
-	subs, err := m.fs.ListSubvolumes()
+func subvolList(image string, w, stderr io.Writer) error {
+	fsys, err := gobtrfs.Open(image, &gobtrfs.Options{SubvolID: 5,
+		Warn: func(msg string) { fmt.Fprintf(stderr, "gobtrfs: warning: %s\n", msg) }})
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	subs, err := fsys.Subvolumes()
 	if err != nil {
 		return err
 	}
 	for _, s := range subs {
+		if s.ID == 5 {
+			continue
+		}
 		ro := ""
-		if s.Readonly {
+		if s.ReadOnly {
 			ro = " (readonly)"
 		}
-		fmt.Fprintf(w, "ID %d gen %d top level %d path %s%s\n", s.ID, s.Gen, s.Parent, s.Path, ro)
+		fmt.Fprintf(w, "ID %d gen %d top level %d path %s%s\n", s.ID, s.Generation, s.ParentID, s.Path, ro)
 	}
 	return nil
 }

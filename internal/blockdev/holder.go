@@ -54,7 +54,7 @@ func findHolder(f *os.File, path string) Holder {
 	h := lockHolder(unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
 	if h.PID != 0 {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", h.PID)); err == nil {
-			h.Command = strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+			h.Command = cleanCommand(b)
 		}
 	}
 	h.MountDir = gobtrfsMountOf(path)
@@ -136,4 +136,20 @@ func unescapeMountinfo(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// cleanCommand turns a /proc/PID/cmdline into one printable line of at
+// most 160 characters.
+func cleanCommand(b []byte) string {
+	s := strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, string(bytes.TrimRight(b, "\x00")))
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
 }
