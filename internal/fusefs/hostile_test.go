@@ -2,17 +2,22 @@ package fusefs
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testimg/hostile"
 )
 
@@ -210,6 +215,58 @@ func TestHostileMalformedDirItemMount(t *testing.T) {
 			}
 			if log := tm.logBuf.String(); !strings.Contains(log, "DIR_INDEX 302") || !strings.Contains(log, "read node") {
 				t.Errorf("log does not name the damaged block and item:\n%.3000s", log)
+			}
+		})
+	}
+}
+
+// TestMountSubvolRootNotDir: a subvolume whose root inode is not a
+// directory (crafted) is refused at mount time, naming the inode, instead
+// of showing a "directory" that every operation fails on.
+func TestMountSubvolRootNotDir(t *testing.T) {
+	needFuse(t)
+	img := filepath.Join(t.TempDir(), "img")
+	must(t, gobtrfs.CreateImage(img, 256<<20))
+	w, err := gobtrfs.OpenRW(img, nil)
+	must(t, err)
+	must(t, w.CreateSubvolume("/sv"))
+	must(t, w.WriteFile("/sv/f", []byte("x"), 0o644))
+	must(t, w.Close())
+	fsys, err := gobtrfs.Open(img, nil)
+	must(t, err)
+	subs, err := fsys.Subvolumes()
+	must(t, err)
+	fsys.Close()
+	var sv uint64
+	for _, s := range subs {
+		if s.Path == "sv" {
+			sv = s.ID
+		}
+	}
+	p := hostile.Open(t, img)
+	p.EditItem(ondisk.ObjectID(sv), ondisk.Key{ObjectID: ondisk.FirstFreeObjectID, Type: ondisk.InodeItemKey}, func(d []byte) {
+		binary.LittleEndian.PutUint32(d[52:], syscall.S_IFREG|0o644) // st_mode
+	})
+	p.Close()
+	for _, k := range mountKinds {
+		t.Run(k.name, func(t *testing.T) {
+			o := k.opts
+			o.Subvol = "sv"
+			o.Logger = log.New(io.Discard, "", 0)
+			dir := t.TempDir()
+			mt, err := New(img, dir, o)
+			if err == nil {
+				mt.Unmount()
+				mt.Wait()
+				mt.Close()
+				t.Fatal("mounted a subvolume whose root is a regular file")
+			}
+			if !strings.Contains(err.Error(), "not a directory") {
+				t.Errorf("error %v does not say the root is not a directory", err)
+			}
+			if mounted(dir) {
+				exec.Command("umount", "-l", dir).Run()
+				t.Errorf("a mount is left on %s", dir)
 			}
 		})
 	}

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/pagecache"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -66,6 +68,9 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 	rootID := m.b.Root()
 	m.ids = newInoMap(rootID.Subvol)
 	ra, err := m.b.Getattr(rootID)
+	if err == nil && ra.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		err = fmt.Errorf("inode %d of subvolume %d has mode %#o, not a directory: %w", rootID.Ino, rootID.Subvol, ra.Mode, diskio.ErrCorrupt)
+	}
 	if err != nil {
 		mt.closeBackend()
 		return nil, fmt.Errorf("root directory: %w", err)
