@@ -85,6 +85,9 @@ type checker struct {
 	csums       rangeList                        // byte ranges covered by checksum items, merged
 	csumItems   []csumItem                       // every checksum item, in key order
 	fst         *freeSpaceState                  // free space tree records per block group
+	qg          *qgroupState                     // quota tree items and the extents each subvolume reaches
+	spaceCache  spaceCacheState                  // v1 free space cache inodes and headers of the root tree
+	logs        logState                         // what the log trees reference
 	subvol      subvolState                      // ROOT_REF / ROOT_BACKREF / subvolume dir entries
 	logged      map[ondisk.LogicalAddr]bool      // blocks of log trees (not in the extent tree)
 	rootOf      map[ondisk.ObjectID]*rootInfo    // by tree id (first ROOT_ITEM)
@@ -148,6 +151,8 @@ func (c *checker) run() {
 	c.checkFreeSpace()
 	c.checkCsumsAgainstExtents()
 	c.checkSubvolRefs()
+	c.checkQgroups()
+	c.checkSpaceCache()
 	c.checkBackupRoots()
 	for _, w := range c.fi.Warnings() { // from opening, before the checker took over
 		if strings.HasPrefix(w, "read node ") {

@@ -23,19 +23,32 @@
 //     to their sum.
 //  4. Free space tree: per block group, the recorded free space equals the
 //     block group minus its extent items (superblock mirror stripes may go
-//     either way), extent_count and the bitmap flag agree with the records.
+//     either way), extent_count and the bitmap flag agree with the records;
+//     an entry for a block group that does not exist is an error, except
+//     the all-free entries below the first block group that mkfs.btrfs 6.2
+//     leaves for its deleted temporary chunks (a warning that says so).
+//     The v1 free space cache: its inodes in the root tree have mode
+//     0100600, each FREE_SPACE header points to one that exists.
 //  5. Chunks and devices: chunk <-> block group <-> dev extent, dev extents
 //     disjoint and inside the device, dev item bytes_used, sys_chunk_array
 //     against the SYSTEM chunks.
-//  6. Checksums: checksum items only over data extents, regular extents of
-//     datasum inodes fully checksummed, NODATASUM ones not at all; with
-//     Options.CheckDataCsum, the data itself against its checksums.
+//  6. Checksums: checksum items only over data extents (or data a pending
+//     log tree refers to), regular extents of datasum inodes fully
+//     checksummed, NODATASUM ones not at all; what a log tree logs has its
+//     checksums in the log or the csum tree; with Options.CheckDataCsum,
+//     the data itself against its checksums.
 //  7. Inodes, per subvolume: INODE_REF/EXTREF <-> DIR_ITEM <-> DIR_INDEX
 //     (name, index, type), nlink, directory isize, nbytes, file extents
 //     (sizes, overlaps, gaps without NO_HOLES, inline limits), xattr types,
-//     orphans, the root directory; ROOT_REF <-> ROOT_BACKREF <-> the
-//     subvolume's entry in its parent.
-//  8. The superblock: generations, sizes, backup roots, mirrors.
+//     orphans (a directory awaiting orphan cleanup follows no name rules),
+//     the root directory, no deprecated inode cache (FREE_INO items);
+//     ROOT_REF <-> ROOT_BACKREF <-> the subvolume's entry in its parent.
+//  8. Quota groups, when the quota tree exists: QGROUP_INFO referenced and
+//     exclusive bytes of every level-0 and higher qgroup against the
+//     extents each subvolume's tree reaches (skipped, with a warning, when
+//     the status says a rescan runs or the counters are inconsistent);
+//     limit and relation items that name no qgroup.
+//  9. The superblock: generations, sizes, backup roots, mirrors.
 //
 // Each Problem names its class, the tree, the block and the item key. The
 // checker never writes and never panics on bad data.

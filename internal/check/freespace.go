@@ -171,12 +171,16 @@ func (c *checker) checkFreeSpace() {
 		if byStart[g.start] != g {
 			continue
 		}
-		// mkfs.btrfs 6.2 leaves the entries of its temporary block groups
-		// behind; they are harmless while no block group overlaps them.
-		if c.overlapsBG(g.start, g.end()) {
+		switch {
+		case c.overlapsBG(g.start, g.end()):
 			c.problem(ClassFreeSpace, ondisk.FreeSpaceTreeObjectID, g.leaf, keyp(g.key), "FREE_SPACE_INFO for [%d, %d), which is not a block group but overlaps one", g.start, g.end())
-		} else {
-			c.rep.warn("free space tree: stale FREE_SPACE_INFO %v for a block group that no longer exists", g.key)
+		case c.mkfsLeftover(g):
+			c.rep.warn("free space tree: FREE_SPACE_INFO %v for [%d, %d), below the first block group, where no block group exists: "+
+				"harmless, a leftover of the temporary chunks mkfs.btrfs 6.2 and older create and delete; the kernel never reads it "+
+				"(btrfs check after 6.2 reports it, btrfs check --clear-space-cache v2 removes it)", g.key, g.start, g.end())
+		default:
+			// mirrors check_free_space_tree (btrfs-progs clear-cache.c)
+			c.problem(ClassFreeSpace, ondisk.FreeSpaceTreeObjectID, g.leaf, keyp(g.key), "FREE_SPACE_INFO for [%d, %d), where there is no block group", g.start, g.end())
 		}
 	}
 }
@@ -256,6 +260,16 @@ func (c *checker) superStripes(bg *blockGroup) rangeList {
 		}
 	}
 	return out.normalize()
+}
+
+// mkfsLeftover reports whether a FREE_SPACE_INFO without a block group is
+// what mkfs.btrfs 6.2 leaves behind for a temporary chunk it deleted: below
+// every block group, and all free (its chunk held nothing when deleted).
+func (c *checker) mkfsLeftover(g *fsGroup) bool {
+	if len(c.bgs) == 0 || g.end() > c.bgs[0].start || g.length == 0 {
+		return false
+	}
+	return len(g.free) == 1 && g.free[0] == rng{g.start, g.end()}
 }
 
 // overlapsBG reports whether any block group overlaps [start, end).

@@ -61,6 +61,23 @@ func kernelCorruptions() []corruption {
 			e.editItem(f, func(d []byte) { le64.PutUint64(d[at+1:], le64.Uint64(d[at+1:])+uint64(e.fi.Super.NodeSize)) })
 			return target{tree: ondisk.ExtentTreeObjectID, key: &f.key}
 		}},
+		{name: "extent/inline-ref-order", class: ClassTree, progsBlind: "btrfs check 6.2 does not check the order of inline refs", apply: func(e *editor) target {
+			// btrfs-progs fsck-tests/061: two EXTENT_DATA_REFs of a
+			// reflinked extent swapped; the tree-checker refuses the leaf
+			const ref = 1 + 8 + 8 + 8 + 4
+			p := item.ExtentItemSize
+			f := e.find(ondisk.ExtentTreeObjectID, func(k ondisk.Key, d []byte) bool {
+				return k.Type == ondisk.ExtentItemKey && len(d) >= p+2*ref && le64.Uint64(d[16:])&item.ExtentFlagData != 0 &&
+					ondisk.ItemType(d[p]) == ondisk.ExtentDataRefKey && ondisk.ItemType(d[p+ref]) == ondisk.ExtentDataRefKey &&
+					string(d[p+1:p+ref-4]) != string(d[p+ref+1:p+2*ref-4])
+			})
+			e.editItem(f, func(d []byte) {
+				a := append([]byte(nil), d[p:p+ref]...)
+				copy(d[p:], d[p+ref:p+2*ref])
+				copy(d[p+ref:], a)
+			})
+			return target{tree: ondisk.ExtentTreeObjectID, block: f.leaf, msgKey: &f.key}
+		}},
 		{name: "inode/snapshot-nbytes", class: ClassInode, apply: func(e *editor) target {
 			// snapshot snap2: its inodes sit in blocks shared with sv
 			ref := e.find(ondisk.RootTreeObjectID, func(k ondisk.Key, d []byte) bool {
@@ -99,7 +116,11 @@ func TestKernelCorruption(t *testing.T) {
 			if !rep.OK() {
 				t.Logf("ours: %s", rep.Problems[0])
 			}
-			if clean, out := progsCheck(t, img); clean {
+			clean, out := progsCheck(t, img)
+			switch {
+			case cc.progsBlind != "":
+				t.Logf("btrfs check clean=%v (expected blind: %s)", clean, cc.progsBlind)
+			case clean:
 				t.Errorf("btrfs check --readonly found no error:\n%s", out)
 			}
 		})
@@ -113,6 +134,27 @@ func TestKernelLogTree(t *testing.T) {
 	needProgs(t)
 	testimg.NeedKernel(t)
 	dir := t.TempDir()
+	img, logRoot := kernelLogImage(t, dir)
+	mustBeClean(t, img, Options{})
+
+	bad := filepath.Join(dir, "bad.img")
+	copyImage(t, img, bad)
+	e := openEditor(t, bad)
+	e.editBlock(logRoot, false, func(b []byte) { b[len(b)-100] ^= 1 })
+	e.dev.Close()
+	rep := ourCheck(t, bad, Options{})
+	if !hasProblem(rep, ClassTree, target{tree: ondisk.TreeLogObjectID, block: logRoot}) {
+		t.Errorf("damaged log root %d not reported: %s", logRoot, describe(rep))
+	}
+	clean, out := progsCheck(t, bad)
+	t.Logf("btrfs check on the damaged log (clean=%v):\n%s", clean, out)
+}
+
+// kernelLogImage makes, in dir, an image caught after fsync but before the
+// transaction commits: files fsynced into a log tree. It returns the image
+// and its log root (the test is skipped if the kernel committed first).
+func kernelLogImage(t *testing.T, dir string) (string, ondisk.LogicalAddr) {
+	t.Helper()
 	live := filepath.Join(dir, "live.img")
 	mkfsImage(t, live, "", 1<<30)
 	m := testimg.Mount(t, testimg.Loop(t, live), "commit=300")
@@ -143,17 +185,5 @@ func TestKernelLogTree(t *testing.T) {
 	if logRoot == 0 {
 		t.Skip("the kernel committed the transaction before the copy: no log tree")
 	}
-	mustBeClean(t, img, Options{})
-
-	bad := filepath.Join(dir, "bad.img")
-	copyImage(t, img, bad)
-	e = openEditor(t, bad)
-	e.editBlock(logRoot, false, func(b []byte) { b[len(b)-100] ^= 1 })
-	e.dev.Close()
-	rep := ourCheck(t, bad, Options{})
-	if !hasProblem(rep, ClassTree, target{tree: ondisk.TreeLogObjectID, block: logRoot}) {
-		t.Errorf("damaged log root %d not reported: %s", logRoot, describe(rep))
-	}
-	clean, out := progsCheck(t, bad)
-	t.Logf("btrfs check on the damaged log (clean=%v):\n%s", clean, out)
+	return img, logRoot
 }

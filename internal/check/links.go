@@ -163,6 +163,9 @@ func (ic *inodeChecker) finishLinks() {
 	lookups := 0
 	for _, lk := range keys {
 		l := ic.links[lk]
+		if ic.orphanDirs[lk.dir] {
+			continue // mirrors btrfs check: an orphan's entries are not checked
+		}
 		switch {
 		case l.subvol() && !l.hasIdx:
 			ic.linkProblem(l.itemKey, l.itemLeaf, "DIR_ITEM %q for subvolume %d has no DIR_INDEX", lk.name, l.itemLoc.ObjectID)

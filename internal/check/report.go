@@ -21,6 +21,8 @@ const (
 	ClassCsum       Class = "csum"        // checksum items and data checksums
 	ClassInode      Class = "inode"       // inodes, names, file extents of the fs trees
 	ClassRootRef    Class = "root-ref"    // ROOT_REF / ROOT_BACKREF and subvolume links
+	ClassQgroup     Class = "qgroup"      // quota tree items and qgroup counters against the trees
+	ClassSpaceCache Class = "space-cache" // v1 free space cache inodes and headers of the root tree
 )
 
 // Problem is one inconsistency: where it is (tree, block, item key) and

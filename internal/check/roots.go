@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
@@ -78,6 +79,8 @@ func (c *checker) rootTreeItem(n *diskio.Node, k ondisk.Key, d []byte) {
 		if k.ObjectID == ondisk.OrphanObjectID {
 			c.orphanRoots[ondisk.ObjectID(k.Offset)] = true
 		}
+	default:
+		c.spaceCacheItem(n, k, d)
 	}
 }
 
@@ -122,6 +125,9 @@ func (c *checker) walkGlobalTrees() {
 			w = c.newWalker(ri, kindDev, c.devTreeLeaf)
 		case ondisk.CsumTreeObjectID:
 			w = c.newWalker(ri, kindCsum, c.csumTreeLeaf)
+		case ondisk.QuotaTreeObjectID:
+			c.qg = newQgroupState()
+			w = c.newWalker(ri, kindGeneric, c.quotaLeaf)
 		case ondisk.FreeSpaceTreeObjectID:
 			c.fst = newFreeSpaceState()
 			w = c.newWalker(ri, kindFreeSpace, c.freeSpaceLeaf)
@@ -162,7 +168,11 @@ func (c *checker) walkFSTrees() {
 			leaf = ic.leaf
 		}
 		w := c.newWalker(ri, kindFS, leaf)
+		w.qgroups = c.qg != nil && isQgroupTree(ri.id)
 		w.run()
+		if w.qgroups && w.damaged {
+			c.qg.unsure = append(c.qg.unsure, fmt.Sprintf("tree %s has unreadable blocks", ondisk.TreeName(ri.id)))
+		}
 		if ic != nil {
 			ic.finish(w.damaged)
 			c.subvol.checked[ri.id] = !w.damaged
@@ -194,6 +204,11 @@ func (c *checker) walkLogTrees() {
 	})
 	w.run()
 	for _, ri := range logs {
-		c.newWalker(ri, kindLog, nil).run()
+		s := &logTreeScan{c: c, ri: ri}
+		w := c.newWalker(ri, kindLog, s.leaf)
+		w.run()
+		if !w.damaged {
+			s.finish()
+		}
 	}
 }

@@ -71,6 +71,9 @@ type walker struct {
 	leaf func(n *diskio.Node, fresh bool)
 	// damaged is set when a block of the tree could not be read.
 	damaged bool
+	// qgroups accounts every block reached (and the data extents its
+	// file extents refer to) to the tree's level-0 qgroup.
+	qgroups bool
 }
 
 func (c *checker) newWalker(ri *rootInfo, kind treeKind, leaf func(*diskio.Node, bool)) *walker {
@@ -166,6 +169,9 @@ func (w *walker) visit(n *diskio.Node, fresh, isRoot bool) {
 	}
 	if fresh {
 		c.checkBlock(w, n, isRoot)
+	}
+	if w.qgroups {
+		c.qgroupBlock(w, n)
 	}
 	if n.IsLeaf() {
 		if fresh && w.countRefs && (w.kind == kindFS || w.kind == kindRoot) {

@@ -223,7 +223,8 @@ func checkInodeKey(itemType ondisk.ItemType, loc ondisk.Key) error {
 func checkRootKey(itemType ondisk.ItemType, k ondisk.Key) error {
 	isRoot := itemType == ondisk.RootItemKey
 	switch {
-	case isRoot && k.ObjectID == ondisk.TreeRelocObjectID && !isFSTree(ondisk.ObjectID(k.Offset)):
+	case isRoot && k.ObjectID == ondisk.TreeRelocObjectID && !isFSTree(ondisk.ObjectID(k.Offset)) &&
+		ondisk.ObjectID(k.Offset) != ondisk.DataRelocTreeObjectID: // older kernels relocate it too (fsck-tests/020)
 		return corruptf("reloc tree for root %d, which is not a subvolume", k.Offset)
 	case k.ObjectID == 0:
 		return corruptf("root id 0")

@@ -205,6 +205,10 @@ func runForeground(a *Args, log io.Writer) error {
 	if err := mt.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", a.Image, err)
 	}
+	if mt.ReadOnly() {
+		fmt.Fprintf(log, "gobtrfs: %s unmounted\n", a.Image) // nothing was written
+		return nil
+	}
 	fmt.Fprintf(log, "gobtrfs: %s unmounted, everything written back and committed\n", a.Image)
 	return nil
 }
