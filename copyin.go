@@ -1,12 +1,9 @@
 package gobtrfs
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"syscall"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/copyin"
 	"github.com/gobtrfs/gobtrfs/internal/mkfs"
 )
@@ -30,27 +27,7 @@ func Mkfs(path string, size int64, o *MkfsOptions) error {
 	if o == nil {
 		o = &MkfsOptions{}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	err = f.Truncate(size)
-	f.Close()
-	if err != nil {
-		os.Remove(path)
-		return err
-	}
-	dev, err := blockdev.OpenFile(path, false)
-	if err != nil {
-		os.Remove(path)
-		return err
-	}
-	defer dev.Close()
-	if err := mkfs.Make(dev, mkfs.Config{Rootdir: o.Rootdir, Compress: o.Compress, Label: o.Label}); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	return dev.Flush()
+	return mkfs.CreateFile(path, size, mkfs.Config{Rootdir: o.Rootdir, Compress: o.Compress, Label: o.Label})
 }
 
 // CopyIn copies the host file or directory tree src into the image

@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/fusefs"
 	"github.com/gobtrfs/gobtrfs/internal/mkfs"
 )
@@ -165,28 +164,7 @@ func prepare(a *Args) error {
 }
 
 // CreateImage makes a sparse image file of size bytes with a new filesystem.
-func CreateImage(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	err = f.Truncate(size)
-	f.Close()
-	if err != nil {
-		os.Remove(path)
-		return err
-	}
-	dev, err := blockdev.OpenFile(path, false)
-	if err == nil {
-		err = mkfs.Make(dev, mkfs.Config{})
-		err = errors.Join(err, dev.Close())
-	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("make %s: %w", path, err)
-	}
-	return nil
-}
+func CreateImage(path string, size int64) error { return mkfs.CreateFile(path, size, mkfs.Config{}) }
 
 // runForeground mounts and serves until unmounted. SIGINT/SIGTERM/SIGHUP
 // unmount; while the mount is busy the signal is reported and a second one
