@@ -79,6 +79,9 @@ func openDevice(dev blockdev.Device, opts *Options) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
+	if info.Super.LogRoot != 0 {
+		info, dev = replayLog(info, dev, o) // in memory; the image is not written
+	}
 	f := &FS{info: info, dev: dev, opts: o, trees: map[ondisk.ObjectID]*ctree.Tree{},
 		extents: extentmap.New(o.ExtentCacheBytes), opened: time.Now()}
 	f.data = fileread.New(info.R, fileread.Options{Cache: true, Warn: o.Warn})

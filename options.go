@@ -30,4 +30,9 @@ type Options struct {
 	SubvolID uint64
 	// Subvol opens the subvolume at this path from the top level as "/".
 	Subvol string
+	// NoLogReplay shows the committed state of an image that has a log tree
+	// to replay (an fsync before a crash) instead of replaying it in memory
+	// as Linux would on mount; Warn is told that fsync'd changes are not
+	// shown. The image is never written either way. (mount -o nologreplay)
+	NoLogReplay bool
 }

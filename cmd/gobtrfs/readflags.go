@@ -18,18 +18,20 @@ type rdImageFlags struct {
 	super    int
 	subvol   string
 	quietUse bool
+	noReplay bool
 }
 
 func (o *rdImageFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify data checksums")
 	fs.IntVar(&o.super, "s", -1, "use superblock mirror `N` (0 = primary, 1, 2)")
 	fs.BoolVar(&o.quietUse, "no-warn-in-use", false, "do not warn when another process has the image open for writing")
+	fs.BoolVar(&o.noReplay, "nologreplay", false, "show the committed state of an image with a pending log tree (fsync'd changes since the last commit are not shown)")
 	fs.StringVar(&o.subvol, "subvol", "", "open subvolume `ID|PATH` as the root (default: the default subvolume)")
 }
 
 // open opens img; topLevel picks subvolume 5 when --subvol is not given.
 func (o *rdImageFlags) open(img string, topLevel bool, stderr io.Writer) (*gobtrfs.FS, error) {
-	opts := &gobtrfs.Options{ReadOnly: true, NoVerifyDataCsum: o.noVerify, NoInUseWarning: o.quietUse,
+	opts := &gobtrfs.Options{ReadOnly: true, NoVerifyDataCsum: o.noVerify, NoInUseWarning: o.quietUse, NoLogReplay: o.noReplay,
 		Warn: func(msg string) { fmt.Fprintf(stderr, "gobtrfs: warning: %s\n", msg) }}
 	if o.super >= 0 {
 		opts.SuperMirror = o.super + 1

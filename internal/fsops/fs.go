@@ -14,6 +14,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/gobtrfs/gobtrfs/internal/treelog"
 	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
@@ -68,6 +69,9 @@ type FS struct {
 
 	space       dataSpace     // data space accounting (own lock)
 	nocowChecks atomic.Uint64 // CanNocow calls
+
+	logOnce sync.Once
+	log     *treelog.Writer // fsync through the log tree (fsync.go)
 }
 
 // New wraps an open transaction layer.

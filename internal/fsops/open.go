@@ -6,6 +6,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
+	"github.com/gobtrfs/gobtrfs/internal/treelog"
 	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
@@ -21,7 +22,7 @@ func OpenImage(path string, opts Options) (*FS, error) {
 		dev.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	t, err := txn.Open(fi)
+	t, err := txn.OpenWith(fi, txn.OpenOptions{ReplayLog: treelog.Replay}) // a pending log tree is replayed and committed first
 	if err != nil {
 		dev.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
+	"github.com/gobtrfs/gobtrfs/internal/treelog"
 	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
@@ -15,7 +16,7 @@ func OpenDevice(dev blockdev.Device, opts Options) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := txn.Open(fi)
+	t, err := txn.OpenWith(fi, txn.OpenOptions{ReplayLog: treelog.Replay}) // a pending log tree is replayed and committed first
 	if err != nil {
 		return nil, fmt.Errorf("open for writing: %w", err)
 	}

@@ -86,7 +86,8 @@ func (n *Node) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	return n.m.errnoOf("release", n.id, n.m.rw.released(n.id))
 }
 
-// Fsync writes the file back and commits.
+// Fsync (and fdatasync) writes the file's buffered data back, then the
+// log tree (no commit), or commits where the log cannot be used (fsops.Fsync).
 func (n *Node) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
 	if n.m.rw == nil {
 		return 0

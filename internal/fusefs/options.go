@@ -34,6 +34,11 @@ type Options struct {
 	WritebackCache bool
 	// NoDataCsum skips data checksum verification on a read-only mount.
 	NoDataCsum bool
+	// NoLogReplay (read-only mounts only) shows the committed state of an
+	// image with a pending log tree instead of replaying the log in memory:
+	// fsync'd changes after the last commit are not shown (the kernel's
+	// nologreplay).
+	NoLogReplay bool
 	// Debug logs every FUSE request.
 	Debug bool
 	// Logger receives error and corruption reports (default: the standard logger).
@@ -111,6 +116,8 @@ func ParseMountOptions(s string, o *Options) error {
 			o.WritebackCache = true
 		case k == "nodatasum" || k == "rescue=ignoredatacsums":
 			o.NoDataCsum = true
+		case k == "nologreplay" || (k == "rescue" && v == "nologreplay"):
+			o.NoLogReplay = true
 		case k == "debug":
 			o.Debug = true
 		case k == "fsname" && hasV:

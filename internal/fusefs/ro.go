@@ -32,7 +32,7 @@ type roBackend struct {
 
 // openRO opens image read-only through the read side.
 func openRO(image string, o *Options, warn func(string)) (*roBackend, error) {
-	opts := &gobtrfs.Options{Subvol: o.Subvol, SubvolID: o.SubvolID, Warn: warn, ReadOnly: true, NoVerifyDataCsum: o.NoDataCsum}
+	opts := &gobtrfs.Options{Subvol: o.Subvol, SubvolID: o.SubvolID, Warn: warn, ReadOnly: true, NoVerifyDataCsum: o.NoDataCsum, NoLogReplay: o.NoLogReplay}
 	f, err := gobtrfs.Open(image, opts)
 	if err != nil {
 		return nil, err

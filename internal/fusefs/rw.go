@@ -79,6 +79,9 @@ func key(id ID) pagecache.Key { return pagecache.Key{Subvol: id.Subvol, Ino: id.
 
 // openRW opens image for writing and picks the subvolume to serve.
 func openRW(image string, o *Options, m *fsys) (*rwState, error) {
+	if o.NoLogReplay {
+		return nil, fmt.Errorf("option nologreplay needs ro (a read-write mount replays the log tree)")
+	}
 	alg := compress.None
 	if o.Compress != "" && o.Compress != "no" && o.Compress != "none" {
 		name, _, _ := strings.Cut(o.Compress, ":")

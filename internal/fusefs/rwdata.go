@@ -201,8 +201,8 @@ func (r *rwState) syncAll() error {
 	return r.ops.Commit()
 }
 
-// fsync makes id durable: its data written back, then a full commit (a
-// log tree would let fsync skip the commit).
+// fsync makes id durable: its data written back (that inode's only), then
+// the log tree (no commit) or, where fsops cannot log it, a full commit.
 func (r *rwState) fsync(id ID) error {
 	r.wbMu.Lock()
 	err := r.flushInodeLocked(id)
@@ -210,7 +210,7 @@ func (r *rwState) fsync(id ID) error {
 	if err != nil {
 		return err
 	}
-	return r.ops.Commit()
+	return r.ops.Fsync(fid(id))
 }
 
 // withData runs fn, which changes id's data on disk, with id's buffered

@@ -24,7 +24,7 @@ func (f *FS) Commit() error {
 
 // needsCommit reports whether the running transaction changed anything.
 func (f *FS) needsCommit() bool {
-	if len(f.dirty) > 0 || f.refs.Len() > 0 || f.superDirty || len(f.newData) > 0 || f.groups.HasDirty() {
+	if len(f.dirty) > 0 || f.refs.Len() > 0 || f.superDirty || len(f.newData) > 0 || f.groups.HasDirty() || f.hasLog() {
 		return true
 	}
 	for _, ts := range f.trees {
@@ -49,6 +49,9 @@ func (f *FS) commitLocked() error {
 	if !f.needsCommit() {
 		return nil
 	}
+	// No log sync may write a superblock while the commit writes its own.
+	f.log.mu.Lock()
+	defer f.log.mu.Unlock()
 	start := time.Now()
 
 	// 1. Data extents allocated but never referenced are given back (after
@@ -59,6 +62,11 @@ func (f *FS) commitLocked() error {
 		}
 	}
 	clear(f.newData)
+	//    The log tree dies with this commit: its blocks become free once the
+	//    new superblock (log_root 0) is on disk. mirrors btrfs_free_log_tree
+	if err := f.dropLog(); err != nil {
+		return f.abort(err)
+	}
 
 	// 2. Settle: insert new chunks' items, run the delayed refs (extent
 	//    tree, free space tree, csums of freed data), write the root items

@@ -19,12 +19,8 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
-// ReplayLog, when set, replays a log tree (super log_root != 0) on Open;
-// it must leave the log replayed into the subvolume trees and clear the
-// log root in fs's pending superblock. Without it Open refuses such images.
-var ReplayLog func(fs *FS) error
-
-// ErrLogTree is returned by Open for an image with a log tree to replay.
+// ErrLogTree is returned by Open for an image with a log tree to replay
+// when no OpenOptions.ReplayLog is given.
 var ErrLogTree = errors.New("filesystem has a log tree to replay (mount it with Linux once, or replay it first)")
 
 // FS is a filesystem open for writing. mirrors struct btrfs_fs_info (the writer's part)
@@ -54,7 +50,8 @@ type FS struct {
 	superDirty bool   // the superblock changed even if no tree did
 	noQuota    bool   // the filesystem has no quota tree (status item)
 	aborted    error
-	allocErr   error // a misuse of the allocator seen by Dirty
+	allocErr   error    // a misuse of the allocator seen by Dirty
+	log        logState // the pending log tree's blocks (treelog.go)
 
 	statsMu    sync.Mutex
 	stats      Stats
@@ -95,8 +92,12 @@ type Stats struct {
 
 // Open prepares fi for writing: it refuses read-only and unsupported
 // images, loads the block groups and their free space, and invalidates a v1
-// space cache. mirrors open_ctree (the writable part)
-func Open(fi *fsinfo.FSInfo) (*FS, error) {
+// space cache. It refuses an image with a log tree to replay (OpenWith
+// replays it). mirrors open_ctree (the writable part)
+func Open(fi *fsinfo.FSInfo) (*FS, error) { return OpenWith(fi, OpenOptions{}) }
+
+// OpenWith is Open with options: o.ReplayLog replays a pending log tree.
+func OpenWith(fi *fsinfo.FSInfo, o OpenOptions) (*FS, error) {
 	if fi.ReadOnly {
 		return nil, errors.New("txn: filesystem was opened read-only")
 	}
@@ -146,10 +147,10 @@ func Open(fi *fsinfo.FSInfo) (*FS, error) {
 		f.superDirty = true
 	}
 	if sb.LogRoot != 0 {
-		if ReplayLog == nil {
+		if o.ReplayLog == nil {
 			return nil, fmt.Errorf("txn: %w", ErrLogTree)
 		}
-		if err := ReplayLog(f); err != nil {
+		if err := o.ReplayLog(f); err != nil {
 			return nil, fmt.Errorf("txn: replay log tree: %w", err)
 		}
 	}

@@ -107,9 +107,8 @@ func TestOpenRefuses(t *testing.T) {
 		t.Errorf("log tree: %v", err)
 	}
 	replayed := false
-	txn.ReplayLog = func(f *txn.FS) error { replayed = true; return nil }
-	defer func() { txn.ReplayLog = nil }()
-	if _, err := txn.Open(fi); err != nil || !replayed {
+	replay := func(f *txn.FS) error { replayed = true; return nil }
+	if _, err := txn.OpenWith(fi, txn.OpenOptions{ReplayLog: replay}); err != nil || !replayed {
 		t.Errorf("log tree with a replay hook: %v (replayed %v)", err, replayed)
 	}
 }

@@ -1,0 +1,24 @@
+package fsops
+
+import (
+	"github.com/gobtrfs/gobtrfs/internal/treelog"
+)
+
+// logWriter returns the filesystem's log tree writer.
+func (f *FS) logWriter() *treelog.Writer {
+	f.logOnce.Do(func() { f.log = treelog.NewWriter(f.T) })
+	return f.log
+}
+
+// Fsync makes inode id durable. A regular file whose names are those of the
+// last commit is written to the log tree (no commit); anything else commits
+// (treelog.Writer says which reason, see FsyncStats). The inode's buffered
+// data must have been written back first. fdatasync is the same call.
+// mirrors btrfs_sync_file
+func (f *FS) Fsync(id ID) error {
+	return f.logWriter().Fsync(treelog.InodeID{Subvol: id.Root, Ino: id.Ino}, f.Commit)
+}
+
+// FsyncStats reports how fsyncs were made durable: by the log, or by a
+// commit per reason.
+func (f *FS) FsyncStats() treelog.StatsSnapshot { return f.logWriter().Stats() }

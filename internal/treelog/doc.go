@@ -1,0 +1,39 @@
+// Package treelog replays the log trees that an fsync leaves (super
+// log_root != 0) into the subvolume trees. mirrors fs/btrfs/tree-log.c
+// (the replay half: btrfs_recover_log_trees)
+//
+// # The format
+//
+// The log root tree (super.log_root, log_root_level) holds one ROOT_ITEM
+// per subvolume with a log, keyed (TREE_LOG_OBJECTID, ROOT_ITEM, subvolume
+// id); each points to that subvolume's log tree. A log tree holds copies of
+// the fsync'd inodes' items (INODE_ITEM, INODE_REF/EXTREF, XATTR_ITEM,
+// EXTENT_DATA), the directories' DIR_INDEX items with DIR_LOG_INDEX ranges
+// saying which index ranges the log describes completely, and EXTENT_CSUM
+// items (keyed as in the csum tree) for the logged data. Log tree blocks
+// and the data extents only a log references have no extent items: they
+// are kept from allocation while the log is read (pinned), and the blocks
+// simply become free space again after the replay commits.
+//
+// # The stages
+//
+// As the kernel, Replay walks every log in stages, so that names can be
+// resolved against inodes that exist by then:
+//
+//  1. inodes: each logged INODE_ITEM (nlink > 0) is copied; before that,
+//     xattrs not in the log are deleted and, for directories, every name in
+//     a logged DIR_LOG_INDEX range that the log does not hold is unlinked;
+//     a regular file's extents past its logged size are dropped.
+//  2. dir index: each logged DIR_INDEX name is added (conflicting names
+//     unlinked) unless the target's logged refs will add it in stage 3.
+//  3. everything else in key order: xattrs are copied; INODE_REF/EXTREF
+//     names are linked (names of the same inode in the same directory that
+//     the log does not have are unlinked); file extents replace the range
+//     they cover, taking a reference on their data extent (inserting its
+//     extent item when it has none) and copying the log's checksums.
+//
+// Finally every touched inode's link count is recounted from its refs (an
+// orphan item is added when none is left), directory sizes and file
+// nbytes are recomputed from the items, the log root is cleared and the
+// transaction commits.
+package treelog

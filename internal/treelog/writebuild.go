@@ -1,0 +1,162 @@
+package treelog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/gobtrfs/gobtrfs/internal/txn"
+)
+
+// wRef is one item of the log being built.
+type wRef struct {
+	key  ondisk.Key
+	data []byte
+}
+
+// build lays the stores out as one log tree per subvolume and the log root
+// tree over them, in blocks newly allocated for the log. It returns every
+// block, and the log root tree's root and level.
+func (w *Writer) build(h *txn.Handle) (nodes []*diskio.Node, root ondisk.LogicalAddr, level int, err error) {
+	w.nodes = w.nodes[:0]
+	var roots []wRef
+	for i := 0; i < len(w.logged); {
+		j := i
+		for j < len(w.logged) && w.logged[j].Subvol == w.logged[i].Subvol {
+			j++
+		}
+		w.gather(w.logged[i:j])
+		r, lvl, err := w.buildTree(h, w.order)
+		if err != nil {
+			return w.nodes, 0, 0, err
+		}
+		ri := item.RootItem{
+			Inode:      item.InodeItem{Generation: 1, Size: 3, NLink: 1, NBytes: uint64(w.nodesize), Mode: item.SIFDIR | 0o755},
+			Generation: h.Transid(), GenerationV2: h.Transid(), Bytenr: r, Level: uint8(lvl), V2: true,
+		}
+		roots = append(roots, wRef{ondisk.Key{ObjectID: ondisk.TreeLogObjectID, Type: ondisk.RootItemKey,
+			Offset: uint64(w.logged[i].Subvol)}, ri.Bytes()})
+		i = j
+	}
+	root, level, err = w.buildTree(h, roots)
+	return w.nodes, root, level, err
+}
+
+// gather puts the items of the given inodes (one subvolume, in inode
+// order) into w.order: each inode's items, then all checksum items in
+// address order without overlaps (an extent shared by two logged inodes).
+func (w *Writer) gather(ids []InodeID) {
+	w.order = w.order[:0]
+	for _, id := range ids {
+		l := w.stores[id]
+		for _, it := range l.items {
+			w.order = append(w.order, wRef{it.key, l.data(it)})
+		}
+	}
+	first := len(w.order)
+	for _, id := range ids {
+		l := w.stores[id]
+		for _, it := range l.csums {
+			w.order = append(w.order, wRef{it.key, l.data(it)})
+		}
+	}
+	cs := w.order[first:]
+	slices.SortStableFunc(cs, func(a, b wRef) int { return a.key.Compare(b.key) })
+	out := cs[:0]
+	var prevEnd uint64
+	for _, r := range cs {
+		start := r.key.Offset
+		if start < prevEnd {
+			skip := (prevEnd - start) / w.ss * uint64(w.csumSize)
+			if skip >= uint64(len(r.data)) {
+				continue
+			}
+			r.data = r.data[skip:]
+			r.key.Offset = prevEnd
+		}
+		prevEnd = r.key.Offset + uint64(len(r.data)/w.csumSize)*w.ss
+		out = append(out, r)
+	}
+	w.order = w.order[:first+len(out)]
+}
+
+// newNode takes a block buffer from the pool and gives it a log block address.
+func (w *Writer) newNode(h *txn.Handle) (*diskio.Node, error) {
+	addr, err := h.AllocLogBlock()
+	if err != nil {
+		return nil, err
+	}
+	var n *diskio.Node
+	if k := len(w.nodes); k < cap(w.nodes) && w.nodes[:k+1][k] != nil {
+		n = w.nodes[:k+1][k]
+		clear(n.Data)
+	} else {
+		n = &diskio.Node{Data: make([]byte, w.nodesize)}
+	}
+	n.Addr = addr
+	w.nodes = append(w.nodes, n)
+	return n, nil
+}
+
+// buildTree packs items (in key order) into leaves and the leaves under
+// nodes; it returns the root and its level.
+func (w *Writer) buildTree(h *txn.Handle, items []wRef) (ondisk.LogicalAddr, int, error) {
+	type child struct {
+		key  ondisk.Key
+		addr ondisk.LogicalAddr
+	}
+	var level []child
+	dataSize := w.nodesize - ondisk.HeaderSize
+	for i := 0; i < len(items) || len(level) == 0; {
+		n, err := w.newNode(h)
+		if err != nil {
+			return 0, 0, err
+		}
+		end, nr := dataSize, 0
+		for ; i < len(items); i++ {
+			it := items[i]
+			if len(it.data)+ondisk.ItemHeaderSize > end-nr*ondisk.ItemHeaderSize {
+				if nr == 0 {
+					return 0, 0, fmt.Errorf("log item %v of %d bytes does not fit in a leaf", it.key, len(it.data))
+				}
+				break
+			}
+			end -= len(it.data)
+			copy(n.Data[ondisk.HeaderSize+end:], it.data)
+			ondisk.ItemHeader{Key: it.key, Offset: uint32(end), Size: uint32(len(it.data))}.Encode(n.Data, nr)
+			nr++
+		}
+		binary.LittleEndian.PutUint32(n.Data[0x60:], uint32(nr))
+		h.InitLogBlock(n.Data, n.Addr, 0)
+		var k ondisk.Key
+		if nr > 0 {
+			k = n.Key(0)
+		}
+		level = append(level, child{k, n.Addr})
+	}
+	maxPtrs := diskio.MaxKeyPtrs(uint32(w.nodesize))
+	for lvl := 1; len(level) > 1; lvl++ {
+		var up []child
+		for i := 0; i < len(level); i += maxPtrs {
+			kids := level[i:min(i+maxPtrs, len(level))]
+			n, err := w.newNode(h)
+			if err != nil {
+				return 0, 0, err
+			}
+			for j, c := range kids {
+				ondisk.KeyPtr{Key: c.key, BlockPtr: c.addr, Generation: h.Transid()}.Encode(n.Data, j)
+			}
+			binary.LittleEndian.PutUint32(n.Data[0x60:], uint32(len(kids)))
+			h.InitLogBlock(n.Data, n.Addr, lvl)
+			up = append(up, child{kids[0].key, n.Addr})
+		}
+		level = up
+		if len(level) == 1 {
+			return level[0].addr, lvl, nil
+		}
+	}
+	return level[0].addr, 0, nil
+}
