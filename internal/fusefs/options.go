@@ -114,7 +114,7 @@ func ParseMountOptions(s string, o *Options) error {
 			o.DirtyLimit = n
 		case k == "writeback_cache":
 			o.WritebackCache = true
-		case k == "nodatasum" || k == "rescue=ignoredatacsums":
+		case k == "nodatasum" || (k == "rescue" && v == "ignoredatacsums"):
 			o.NoDataCsum = true
 		case k == "nologreplay" || (k == "rescue" && v == "nologreplay"):
 			o.NoLogReplay = true

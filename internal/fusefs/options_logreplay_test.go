@@ -16,3 +16,14 @@ func TestNoLogReplayOption(t *testing.T) {
 		t.Error("a read-write open accepted nologreplay")
 	}
 }
+
+// TestRescueIgnoreDataCsums: rescue=ignoredatacsums (the kernel's spelling)
+// turns data checksum verification off like nodatasum.
+func TestRescueIgnoreDataCsums(t *testing.T) {
+	for _, s := range []string{"ro,rescue=ignoredatacsums", "nodatasum,ro"} {
+		var o Options
+		if err := ParseMountOptions(s, &o); err != nil || !o.NoDataCsum {
+			t.Errorf("%s: %+v, %v", s, o, err)
+		}
+	}
+}
