@@ -33,7 +33,9 @@ mkfs.btrfs -q -f "$img" >/dev/null
 loop=$(losetup -f --show "$img")
 
 setx() { # setx FILE NAME VALUE
-  if command -v setfattr >/dev/null; then setfattr -h -n "$2" -v "$3" "$1"
+  # a bare value starting 0x or 0s would be decoded as hex/base64 ("bad input encoding"
+  # for a random base64 value): pass it in setfattr's quoted text form
+  if command -v setfattr >/dev/null; then setfattr -h -n "$2" -v "\"$3\"" "$1"
   else python3 -c 'import os,sys; os.setxattr(sys.argv[1], sys.argv[2], sys.argv[3].encode(), follow_symlinks=False)' "$1" "$2" "$3"
   fi
 }
