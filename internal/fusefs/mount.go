@@ -12,6 +12,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/pagecache"
+	"github.com/gobtrfs/gobtrfs/internal/treelog"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -163,6 +164,15 @@ func (mt *Mount) CacheStats() pagecache.Stats {
 		return pagecache.Stats{}
 	}
 	return mt.m.rw.cache.Stats()
+}
+
+// FsyncStats reports how the mount's fsyncs were made durable (zeros on a
+// read-only mount).
+func (mt *Mount) FsyncStats() treelog.StatsSnapshot {
+	if mt.m.rw == nil {
+		return treelog.StatsSnapshot{}
+	}
+	return mt.m.rw.ops.FsyncStats()
 }
 
 // ReadOnly reports a read-only mount.

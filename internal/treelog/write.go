@@ -130,6 +130,11 @@ func addrsOf(ns []*diskio.Node) []ondisk.LogicalAddr {
 	return out
 }
 
+// maxTargets bounds the inodes fsync'd in one transaction's log: every
+// fsync rewrites the whole log, so its cost grows with them; past this many
+// a commit starts a new, empty log.
+var maxTargets = 32
+
 // logAll plans the log for the transaction's fsync targets (id and every
 // inode fsync'd before in this transaction) and copies the planned inodes
 // into their stores. A non-empty reason says why the log cannot be used.
@@ -147,6 +152,9 @@ func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
 	}
 	if h.NewChunkPending() {
 		return ReasonNewChunk, nil
+	}
+	if fresh && len(w.targets) >= maxTargets {
+		return ReasonLogFull, nil
 	}
 	if fresh {
 		w.targets = slices.Insert(w.targets, i, id)

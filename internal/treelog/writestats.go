@@ -15,6 +15,7 @@ const (
 	ReasonDeleted       = "deleted"              // the inode is gone from the running tree
 	ReasonLoggedChanged = "logged-inode-changed" // an inode logged earlier in this transaction was renamed/unlinked since
 	ReasonNewChunk      = "new-chunk"            // a chunk of the running transaction (unknown to the committed chunk tree)
+	ReasonLogFull       = "log-full"             // the log already holds maxTargets fsync'd inodes: a commit empties it
 	ReasonLogSpace      = "log-space"            // no metadata space for the log blocks
 	ReasonLogIO         = "log-io"               // writing the log failed
 	ReasonError         = "error"                // reading the trees failed
