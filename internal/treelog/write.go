@@ -21,17 +21,20 @@ type InodeID struct {
 	Ino    ondisk.ObjectID
 }
 
-// Writer writes the log trees of one filesystem: fsync of a regular file
-// copies the inode's items (inode item, refs, xattrs, file extents with the
-// holes between them, and the checksums of its new data) into its
-// subvolume's log tree, writes the log trees and the log root tree, then
-// the superblock of the last commit with log_root set; no commit. Every
-// inode logged in the running transaction is copied again on each fsync
-// (so the log always shows their current committed-or-logged state), and
-// the whole log is written to new blocks; the previous log's blocks are
-// freed once the new superblock is on disk. Cases this writer does not log
-// fall back to a full commit and are counted (Stats.Commits).
-// mirrors btrfs_sync_file / btrfs_log_inode (the LOG_INODE_ALL, full sync path)
+// Writer writes the log trees of one filesystem. An fsync plans which
+// inodes the log must hold (planner: the fsync'd inodes of the running
+// transaction, their new ancestor directories, the old parents of renamed
+// ones with deletion ranges, and for a directory fsync every new child),
+// copies their items (inode item, refs, xattrs, file extents with the holes
+// between them and the checksums of new data; DIR_INDEX items and
+// DIR_LOG_INDEX ranges for directories) into per-inode stores, writes the
+// log trees and the log root tree to new blocks, then the superblock of the
+// last commit with log_root set; no commit. Each fsync rewrites the whole
+// log of the transaction (so it always shows the current state of every
+// fsync'd inode); the previous log's blocks are freed once the new
+// superblock is on disk. What the log cannot express falls back to a full
+// commit, counted by reason (Stats.Commits).
+// mirrors btrfs_sync_file / btrfs_log_inode_parent
 type Writer struct {
 	mu sync.Mutex
 	f  *txn.FS

@@ -187,6 +187,23 @@ func logCases() []logCase {
 			data := append([]byte("L"), original[1:]...)
 			return fileState{data: data, also: map[string][]byte{"alink": data}}
 		}},
+		{name: "subvolume", path: "sv/f", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+			// a file of another subvolume: its own log tree.
+			_, err := f.WriteAt(lookupPath(t, f, "sv/f"), 0, []byte("IN A"))
+			mustT(t, err)
+			return fileState{data: []byte("IN A subvolume")}
+		}},
+		{name: "two-subvolumes", path: "sv/new", wantLogged: true, logged: 2, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+			// two log trees under the log root tree.
+			_, err := f.WriteAt(a, 0, []byte("TOP"))
+			mustT(t, err)
+			mustT(t, f.Fsync(a))
+			n, err := f.Create(lookupPath(t, f, "sv"), "new", 0o100644, 0, 0, 0)
+			mustT(t, err)
+			_, err = f.WriteAt(n, 0, []byte("new in sv"))
+			mustT(t, err)
+			return fileState{data: []byte("new in sv"), also: map[string][]byte{"d/a": append([]byte("TOP"), original[3:]...)}}
+		}},
 		{name: "dir-fsync", path: "d", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
 			// a directory logged whole: new entries (with their inodes,
 			// a new subdirectory's too) and a removed one.
@@ -226,6 +243,12 @@ func newLoggedImage(t *testing.T) (string, *fsops.FS, fsops.ID) {
 	h, err := f.Create(d, "h", 0o100644, 0, 0, 0)
 	mustT(t, err)
 	_, err = f.WriteAt(h, 0, bytes.Repeat([]byte("h"), 64<<10))
+	mustT(t, err)
+	sv, err := f.CreateSubvolume(topDir, "sv", 0o40755, 0, 0)
+	mustT(t, err)
+	svf, err := f.Create(fsops.ID{Root: sv, Ino: fsops.RootDirIno}, "f", 0o100644, 0, 0, 0)
+	mustT(t, err)
+	_, err = f.WriteAt(svf, 0, []byte("in a subvolume"))
 	mustT(t, err)
 	b, err := f.Create(topDir, "b", 0o100644, 0, 0, 0)
 	mustT(t, err)
