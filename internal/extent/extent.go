@@ -83,10 +83,6 @@ type extentRec struct {
 	inline []item.InlineRef
 }
 
-func (r *extentRec) hasInfo() bool {
-	return r.key.Type == ondisk.ExtentItemKey && r.flags&item.ExtentFlagTreeBlock != 0
-}
-
 func (r *extentRec) bytes() []byte {
 	if r.key.Type == ondisk.MetadataItemKey {
 		mi := item.MetadataItem{Refs: r.refs, Generation: r.gen, Flags: r.flags, Inline: r.inline}

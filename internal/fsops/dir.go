@@ -140,27 +140,6 @@ func (o *op) deleteDirEntries(dir ID, name string, index uint64) error {
 	return nil
 }
 
-// dirIndexOf finds the DIR_INDEX of name in dir by scanning the directory;
-// used when no back reference tells it (subvolume links carry it in ROOT_REF).
-func (o *op) dirIndexOf(dir ID, name string) (uint64, error) {
-	var idx uint64
-	found := false
-	err := o.readDir(dir, func(e Entry) bool {
-		if e.Name == name {
-			idx, found = e.Index, true
-			return false
-		}
-		return true
-	})
-	if err != nil {
-		return 0, err
-	}
-	if !found {
-		return 0, corruptf("dir %v: %q has a DIR_ITEM but no DIR_INDEX", dir, name)
-	}
-	return idx, nil
-}
-
 // readDir calls fn for each entry of dir in index order until fn returns false.
 func (o *op) readDir(dir ID, fn func(Entry) bool) error {
 	t, err := o.tree(dir.Root)
