@@ -99,14 +99,14 @@ func decodeExtentRec(k ondisk.Key, data []byte) (*extentRec, error) {
 	if k.Type == ondisk.MetadataItemKey {
 		mi, err := item.DecodeMetadataItem(data)
 		if err != nil {
-			return nil, corrupt("extent item %v: %v", k, err)
+			return nil, corrupt("extent item %v: %w", k, err)
 		}
 		r.refs, r.gen, r.flags, r.inline = mi.Refs, mi.Generation, mi.Flags, mi.Inline
 		return r, nil
 	}
 	ei, err := item.DecodeExtentItem(data)
 	if err != nil {
-		return nil, corrupt("extent item %v: %v", k, err)
+		return nil, corrupt("extent item %v: %w", k, err)
 	}
 	r.refs, r.gen, r.flags, r.info, r.inline = ei.Refs, ei.Generation, ei.Flags, ei.TreeBlock, ei.Inline
 	return r, nil

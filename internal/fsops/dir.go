@@ -57,7 +57,7 @@ func (o *op) lookupEntry(dir ID, name string) (*Entry, error) {
 	}
 	ds, err := item.DecodeDirItems(data)
 	if err != nil {
-		return nil, corruptf("dir item of %q in %v: %v", name, dir, err)
+		return nil, corruptf("dir item of %q in %v: %w", name, dir, err)
 	}
 	for _, d := range ds {
 		if bytes.Equal(d.Name, []byte(name)) {
@@ -150,7 +150,7 @@ func (o *op) readDir(dir ID, fn func(Entry) bool) error {
 	err = t.Range(dirIndexKey(dir.Ino, 0), dirIndexKey(dir.Ino, ^uint64(0)), func(k ondisk.Key, data []byte) bool {
 		d, _, err := item.DecodeDirItem(data)
 		if err != nil {
-			derr = corruptf("dir %v index %d: %v", dir, k.Offset, err)
+			derr = corruptf("dir %v index %d: %w", dir, k.Offset, err)
 			return false
 		}
 		return fn(Entry{Name: string(d.Name), Index: k.Offset, Type: d.Type, Location: d.Location})
@@ -180,7 +180,7 @@ func (o *op) deleteNamed(t *ctree.Tree, key ondisk.Key, name string) error {
 	}
 	ds, err := item.DecodeDirItems(data)
 	if err != nil {
-		return corruptf("item %v: %v", key, err)
+		return corruptf("item %v: %w", key, err)
 	}
 	var rest item.DirItems
 	found := false
