@@ -1,6 +1,7 @@
-// Package treelog replays the log trees that an fsync leaves (super
-// log_root != 0) into the subvolume trees. mirrors fs/btrfs/tree-log.c
-// (the replay half: btrfs_recover_log_trees)
+// Package treelog makes fsync durable through log trees, without a
+// commit, and replays the log trees an fsync left (super log_root != 0)
+// into the subvolume trees. mirrors fs/btrfs/tree-log.c (btrfs_log_inode
+// for writing, see Writer; btrfs_recover_log_trees for replay)
 //
 // # The format
 //
