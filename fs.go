@@ -1,4 +1,9 @@
-// Package gobtrfs reads btrfs filesystem images in pure Go.
+// Package gobtrfs reads and writes btrfs filesystem images in pure Go,
+// images that the Linux kernel mounts.
+//
+// Open gives a read-only view; OpenRW (an *RW) changes an image, each
+// change in the current transaction until Commit or Close; Mkfs and
+// CreateImage make a new filesystem.
 //
 // An *FS is an io/fs.FS (with ReadDir, Stat, ReadLink and Lstat) over one
 // subvolume of an image, crossing into nested subvolumes and snapshots where

@@ -70,7 +70,7 @@ func (f *FS) enterSubvol(dir node, e inode.DirEntry) (node, error) {
 	if ok {
 		ref, err := item.DecodeRootRef(data)
 		if err != nil {
-			return node{}, fmt.Errorf("entry %q of %v: root ref %v: %w", e.Name, dir, key, corruptf("%v", err))
+			return node{}, fmt.Errorf("entry %q of %v: root ref %v: %w", e.Name, dir, key, corruptf("%w", err))
 		}
 		live = ref.DirID == dir.ino && string(ref.Name) == e.Name
 	}

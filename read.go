@@ -61,7 +61,7 @@ func (f *FS) inlineData(n node, e *item.FileExtentItem) ([]byte, error) {
 	}
 	out, err := compress.Decompress(compress.Alg(e.Compression), e.Inline, int(e.RAMBytes), int(f.SectorSize()))
 	if err != nil {
-		return nil, fmt.Errorf("%v inline extent: %w", n, corruptf("decompress: %v", err))
+		return nil, fmt.Errorf("%v inline extent: %w", n, corruptf("decompress: %w", err))
 	}
 	return out, nil
 }

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -19,10 +18,15 @@ import (
 // RW is a filesystem image open for changes: paths are slash-separated and
 // start at the top-level subvolume. Every change runs in the current
 // transaction; Commit makes it durable (also done every CommitInterval and
-// by Close). Safe for concurrent use.
+// by Close).
+//
+// RW is safe for concurrent use: it keeps no state of its own, and each
+// operation on the image it makes runs alone (fsops serialises them). A
+// call made of several operations (a path walk, MkdirAll, WriteFile,
+// RemoveAll) is not atomic: another goroutine's change may land between
+// its steps, as on a mounted filesystem.
 type RW struct {
-	mu sync.Mutex
-	f  *fsops.FS
+	f *fsops.FS
 }
 
 // RWOptions tune OpenRW.

@@ -113,7 +113,7 @@ func (f *FS) fillSubvolPath(s *Subvolume) error {
 	err := f.info.RootTree.Range(lo, hi, func(k ondisk.Key, data []byte) bool {
 		ref, err := item.DecodeRootRef(data)
 		if err != nil {
-			derr = fmt.Errorf("root backref %v: %w", k, corruptf("%v", err))
+			derr = fmt.Errorf("root backref %v: %w", k, corruptf("%w", err))
 			return false
 		}
 		s.ParentID, s.DirID, s.name = k.Offset, uint64(ref.DirID), string(ref.Name)

@@ -1,5 +1,5 @@
-// Package bench runs `gobtrfs bench`: whole-system benchmarks of the FUSE
-// mount side by side with kernel btrfs and a go-fuse loopback, printed as
+// Package bench benchmarks the FUSE mount side by side with kernel btrfs
+// and a go-fuse loopback (`gobtrfs bench`), and prints the results as
 // tables with ratios (the machines are noisy; nothing here asserts a time).
 package bench
 

@@ -1,5 +1,5 @@
-// Package blockdev is the device under the filesystem: a file, memory, or a
-// recording device for crash tests.
+// Package blockdev reads and writes the device under the filesystem: a
+// file, memory, or a recording device for crash tests.
 package blockdev
 
 import (

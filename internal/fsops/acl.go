@@ -33,7 +33,7 @@ func (o *op) aclOf(id ID, name string) (acl.ACL, error) {
 	}
 	a, err := acl.Parse(d.Data)
 	if err != nil {
-		return nil, corruptf("%s of inode %v: %v", name, id, err)
+		return nil, corruptf("%s of inode %v: %w", name, id, err)
 	}
 	return a, nil
 }
@@ -101,11 +101,11 @@ func (o *op) chmodACL(id ID, x *item.InodeItem) error {
 		return err
 	}
 	if a, err = a.Chmod(x.Mode); err != nil {
-		return corruptf("%s of inode %v: %v", acl.AccessXattr, id, err)
+		return corruptf("%s of inode %v: %w", acl.AccessXattr, id, err)
 	}
 	mode, a, err := acl.UpdateMode(a, x.Mode, false)
 	if err != nil {
-		return corruptf("%s of inode %v: %v", acl.AccessXattr, id, err)
+		return corruptf("%s of inode %v: %w", acl.AccessXattr, id, err)
 	}
 	x.Mode = mode
 	return o.storeACL(id, acl.AccessXattr, a)
@@ -151,7 +151,7 @@ func (o *op) inheritACL(dir ID, mode uint32) (inherited, error) {
 	}
 	in.fromDefaultACL = true
 	if in.mode, in.access, in.dflt, err = acl.Inherit(def, mode); err != nil {
-		return in, corruptf("%s of directory %v: %v", acl.DefaultXattr, dir, err)
+		return in, corruptf("%s of directory %v: %w", acl.DefaultXattr, dir, err)
 	}
 	return in, nil
 }

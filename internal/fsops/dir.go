@@ -57,7 +57,7 @@ func (o *op) lookupEntry(dir ID, name string) (*Entry, error) {
 	}
 	ds, err := item.DecodeDirItems(data)
 	if err != nil {
-		return nil, corruptf("dir item of %q in %v: %v", name, dir, err)
+		return nil, corruptf("dir item of %q in %v: %w", name, dir, err)
 	}
 	for _, d := range ds {
 		if bytes.Equal(d.Name, []byte(name)) {
@@ -140,27 +140,6 @@ func (o *op) deleteDirEntries(dir ID, name string, index uint64) error {
 	return nil
 }
 
-// dirIndexOf finds the DIR_INDEX of name in dir by scanning the directory;
-// used when no back reference tells it (subvolume links carry it in ROOT_REF).
-func (o *op) dirIndexOf(dir ID, name string) (uint64, error) {
-	var idx uint64
-	found := false
-	err := o.readDir(dir, func(e Entry) bool {
-		if e.Name == name {
-			idx, found = e.Index, true
-			return false
-		}
-		return true
-	})
-	if err != nil {
-		return 0, err
-	}
-	if !found {
-		return 0, corruptf("dir %v: %q has a DIR_ITEM but no DIR_INDEX", dir, name)
-	}
-	return idx, nil
-}
-
 // readDir calls fn for each entry of dir in index order until fn returns false.
 func (o *op) readDir(dir ID, fn func(Entry) bool) error {
 	t, err := o.tree(dir.Root)
@@ -171,7 +150,7 @@ func (o *op) readDir(dir ID, fn func(Entry) bool) error {
 	err = t.Range(dirIndexKey(dir.Ino, 0), dirIndexKey(dir.Ino, ^uint64(0)), func(k ondisk.Key, data []byte) bool {
 		d, _, err := item.DecodeDirItem(data)
 		if err != nil {
-			derr = corruptf("dir %v index %d: %v", dir, k.Offset, err)
+			derr = corruptf("dir %v index %d: %w", dir, k.Offset, err)
 			return false
 		}
 		return fn(Entry{Name: string(d.Name), Index: k.Offset, Type: d.Type, Location: d.Location})
@@ -201,7 +180,7 @@ func (o *op) deleteNamed(t *ctree.Tree, key ondisk.Key, name string) error {
 	}
 	ds, err := item.DecodeDirItems(data)
 	if err != nil {
-		return corruptf("item %v: %v", key, err)
+		return corruptf("item %v: %w", key, err)
 	}
 	var rest item.DirItems
 	found := false

@@ -1,9 +1,9 @@
-// Package fsops is the write side of files and directories inside btrfs
-// subvolumes: creating, linking, renaming and removing names, inode
-// attributes and xattrs, copy-on-write file data with inline, compressed and
-// preallocated extents, hole punching, reflink clones and subvolumes (the
-// kernel's inode.c, dir-item.c, xattr.c, file-item.c, file.c, reflink.c and
-// the subvolume part of ioctl.c).
+// Package fsops applies file and directory operations to a writable btrfs
+// filesystem, inside its subvolumes: creating, linking, renaming and
+// removing names, inode attributes and xattrs, copy-on-write file data with
+// inline, compressed and preallocated extents, hole punching, reflink
+// clones and subvolumes (the kernel's inode.c, dir-item.c, xattr.c,
+// file-item.c, file.c, reflink.c and the subvolume part of ioctl.c).
 //
 // Every operation is addressed by an ID (subvolume tree, inode number), or by
 // a name in a parent directory, and runs in the current transaction of the

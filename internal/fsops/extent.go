@@ -68,7 +68,7 @@ func (o *op) extents(id ID, start, end uint64) ([]fext, error) {
 			derr = inode.CheckFileExtent(k.Offset, fi)
 		}
 		if derr != nil {
-			return nil, corruptf("file extent %v of %v: %v", k, id, derr)
+			return nil, corruptf("file extent %v of %v: %w", k, id, derr)
 		}
 		e := fext{k.Offset, fi}
 		if e.end(o.f.sectorSize) > start {

@@ -32,7 +32,7 @@ func (o *op) inlineExtent(id ID) (*fext, error) {
 	}
 	fi, err := item.DecodeFileExtentItem(data)
 	if err != nil {
-		return nil, corruptf("file extent 0 of %v: %v", id, err)
+		return nil, corruptf("file extent 0 of %v: %w", id, err)
 	}
 	if !fi.IsInline() {
 		return nil, nil

@@ -37,7 +37,7 @@ func (o *op) inode(id ID) (*item.InodeItem, error) {
 	}
 	x, err := item.DecodeInodeItem(data)
 	if err != nil {
-		return nil, corruptf("inode %v: %v", id, err)
+		return nil, corruptf("inode %v: %w", id, err)
 	}
 	return &x, nil
 }

@@ -114,7 +114,7 @@ func (o *op) canNoCow(id ID, x *item.InodeItem, e *fext) (bool, error) {
 	}
 	ei, err := item.DecodeExtentItem(data)
 	if err != nil {
-		return false, corruptf("extent item %d: %v", e.DiskBytenr, err)
+		return false, corruptf("extent item %d: %w", e.DiskBytenr, err)
 	}
 	var counted uint64
 	for _, r := range ei.Inline {

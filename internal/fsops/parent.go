@@ -38,7 +38,7 @@ func (f *FS) Parent(dir ID) (ID, error) {
 		}
 		r, err := item.DecodeRootRef(p.Data())
 		if err != nil {
-			return corruptf("root backref %v: %v", p.Key(), err)
+			return corruptf("root backref %v: %w", p.Key(), err)
 		}
 		out = ID{ondisk.ObjectID(p.Key().Offset), r.DirID}
 		return nil

@@ -130,7 +130,7 @@ func (o *op) inlineData(id ID, e *fext) ([]byte, error) {
 	}
 	data, err := compress.Decompress(compress.Alg(e.Compression), e.Inline, int(e.RAMBytes), int(o.f.sectorSize))
 	if err != nil {
-		return nil, corruptf("decompress inline extent of %v: %v", id, err)
+		return nil, corruptf("decompress inline extent of %v: %w", id, err)
 	}
 	return data, nil
 }

@@ -37,7 +37,7 @@ func (o *op) rootItem(id ondisk.ObjectID) (item.RootItem, error) {
 	}
 	ri, err := item.DecodeRootItem(p.Data())
 	if err != nil {
-		return ri, corruptf("root item %v: %v", p.Key(), err)
+		return ri, corruptf("root item %v: %w", p.Key(), err)
 	}
 	return ri, nil
 }
@@ -98,7 +98,7 @@ func (o *op) delRootRef(parent, child, dirid ondisk.ObjectID, name string) (uint
 	}
 	ref, err := item.DecodeRootRef(data)
 	if err != nil {
-		return 0, corruptf("root ref %d -> %d: %v", parent, child, err)
+		return 0, corruptf("root ref %d -> %d: %w", parent, child, err)
 	}
 	if ref.DirID != dirid || !bytes.Equal(ref.Name, []byte(name)) {
 		return 0, corruptf("root ref %d -> %d names %q in %d, not %q in %d", parent, child, ref.Name, ref.DirID, name, dirid)
@@ -343,7 +343,7 @@ func (o *op) addUUID(id ondisk.ObjectID) error {
 		return err
 	} else if ok {
 		if x, err = item.DecodeUUIDItem(data); err != nil {
-			return corruptf("uuid item %v: %v", key, err)
+			return corruptf("uuid item %v: %w", key, err)
 		}
 	}
 	for _, s := range x.SubvolIDs {
@@ -367,7 +367,7 @@ func (o *op) delUUID(id ondisk.ObjectID) error {
 	}
 	x, err := item.DecodeUUIDItem(data)
 	if err != nil {
-		return corruptf("uuid item %v: %v", key, err)
+		return corruptf("uuid item %v: %w", key, err)
 	}
 	var rest item.UUIDItem
 	for _, s := range x.SubvolIDs {
@@ -396,7 +396,7 @@ func (f *FS) ListSubvolumes() ([]Subvol, error) {
 				case ondisk.RootItemKey:
 					ri, err := item.DecodeRootItem(data)
 					if err != nil {
-						derr = corruptf("root item %v: %v", k, err)
+						derr = corruptf("root item %v: %w", k, err)
 						return false
 					}
 					if ri.Refs == 0 {
@@ -408,7 +408,7 @@ func (f *FS) ListSubvolumes() ([]Subvol, error) {
 					if n := len(out); n > 0 && out[n-1].ID == k.ObjectID {
 						r, err := item.DecodeRootRef(data)
 						if err != nil {
-							derr = corruptf("root backref %v: %v", k, err)
+							derr = corruptf("root backref %v: %w", k, err)
 							return false
 						}
 						out[n-1].Parent, out[n-1].DirID, out[n-1].Name = ondisk.ObjectID(k.Offset), r.DirID, string(r.Name)
@@ -472,7 +472,7 @@ func (o *op) inodePath(id ID) (string, error) {
 		}
 		r, _, err := item.DecodeInodeRef(data)
 		if err != nil {
-			return "", corruptf("inode ref of %v: %v", cur, err)
+			return "", corruptf("inode ref of %v: %w", cur, err)
 		}
 		parts = append([]string{string(r.Name)}, parts...)
 		cur.Ino = parent

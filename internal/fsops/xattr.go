@@ -60,7 +60,7 @@ func (f *FS) ListXattr(id ID) ([]string, error) {
 		err = t.Range(min, max, func(k ondisk.Key, data []byte) bool {
 			ds, err := item.DecodeDirItems(data)
 			if err != nil {
-				derr = corruptf("xattr item %v: %v", k, err)
+				derr = corruptf("xattr item %v: %w", k, err)
 				return false
 			}
 			for _, d := range ds {
@@ -166,7 +166,7 @@ func (o *op) findXattr(id ID, name string) (*item.DirItem, error) {
 	}
 	ds, err := item.DecodeDirItems(data)
 	if err != nil {
-		return nil, corruptf("xattr item of %v: %v", id, err)
+		return nil, corruptf("xattr item of %v: %w", id, err)
 	}
 	for i := range ds {
 		if bytes.Equal(ds[i].Name, []byte(name)) {
@@ -193,7 +193,7 @@ func (o *op) putXattr(id ID, name string, value []byte) error {
 	}
 	if ok {
 		if ds, err = item.DecodeDirItems(data); err != nil {
-			return corruptf("xattr item %v: %v", key, err)
+			return corruptf("xattr item %v: %w", key, err)
 		}
 	}
 	out := item.DirItems{}

@@ -34,8 +34,8 @@
 //     fsyncdir, and unmount (the whole list, then commit).
 //
 // Sync walks the writeback list only: clean cached inodes are never visited
-// (seed 002); pagecache.Stats counts list adds, removals and what the last
-// sync visited.
+// (as the kernel's wait_sb_inodes walks only s_inodes_wb); pagecache.Stats
+// counts list adds, removals and what the last sync visited.
 //
 // A read combines the on-disk bytes with the dirty bytes laid over them.
 // pagecache takes an inode's dirty spans off its list before handing them to

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log"
 	"syscall"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -62,5 +61,3 @@ func callerOwner(ctx context.Context) (uint32, uint32) {
 	}
 	return 0, 0
 }
-
-func timespecOf(sec uint64, nsec uint32) time.Time { return time.Unix(int64(sec), int64(nsec)) }

@@ -34,12 +34,11 @@ type inoMap struct {
 
 	mu   sync.Mutex
 	fwd  map[ID]uint64
-	back map[uint64]ID
 	next uint64
 }
 
 func newInoMap(root uint64) *inoMap {
-	return &inoMap{root: root, fwd: map[ID]uint64{}, back: map[uint64]ID{}, next: fallbackBase}
+	return &inoMap{root: root, fwd: map[ID]uint64{}, next: fallbackBase}
 }
 
 // stable returns id's number.
@@ -58,21 +57,5 @@ func (m *inoMap) stable(id ID) uint64 {
 	n := m.next
 	m.next++
 	m.fwd[id] = n
-	m.back[n] = id
 	return n
-}
-
-// lookup inverts stable.
-func (m *inoMap) lookup(n uint64) (ID, bool) {
-	switch {
-	case n >= fallbackBase:
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		id, ok := m.back[n]
-		return id, ok
-	case n < 1<<inoBits:
-		return ID{m.root, n}, true
-	default:
-		return ID{n >> inoBits, n & (1<<inoBits - 1)}, true
-	}
 }

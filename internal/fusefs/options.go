@@ -101,7 +101,7 @@ func ParseMountOptions(s string, o *Options) error {
 		case k == "subvolid" && hasV:
 			n, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
-				return fmt.Errorf("option subvolid=%s: %v", v, err)
+				return fmt.Errorf("option subvolid=%s: %w", v, err)
 			}
 			o.SubvolID = n
 		case k == "allow_other":
@@ -109,7 +109,7 @@ func ParseMountOptions(s string, o *Options) error {
 		case k == "dirty_limit" && hasV:
 			n, err := parseSize(v)
 			if err != nil {
-				return fmt.Errorf("option dirty_limit=%s: %v", v, err)
+				return fmt.Errorf("option dirty_limit=%s: %w", v, err)
 			}
 			o.DirtyLimit = n
 		case k == "writeback_cache":

@@ -244,7 +244,8 @@ func (c *Cache) writeback(in *Inode) error {
 }
 
 // Sync writes back every inode on the writeback list — and only those:
-// clean cached inodes are never visited (seed 002's wait_sb_inodes fix).
+// clean cached inodes are never visited (as the kernel's wait_sb_inodes
+// walks only s_inodes_wb).
 func (c *Cache) Sync() error {
 	c.mu.Lock()
 	var list []*Inode

@@ -185,6 +185,6 @@ func (t txTrees) Tree(id ondisk.ObjectID) (*ctree.Tree, error) {
 	return ts.t, nil
 }
 
-func (t txTrees) Alloc() ctree.Allocator { return allocator{t.f} }
+func (t txTrees) Alloc() ctree.Allocator { return allocator(t) }
 
 var _ blockgroup.Trees = txTrees{}

@@ -29,7 +29,7 @@ func (h *Handle) PinLogBlock(addr ondisk.LogicalAddr) error {
 		return err
 	}
 	if err := h.f.groups.AllocAt(addr, uint64(h.f.super.NodeSize)); err != nil {
-		return fmt.Errorf("txn: log tree block %d is not free space (%v): %w", uint64(addr), err, diskio.ErrCorrupt)
+		return fmt.Errorf("txn: log tree block %d is not free space (%w): %w", uint64(addr), err, diskio.ErrCorrupt)
 	}
 	return nil
 }

@@ -153,8 +153,11 @@ func (f *FS) SyncLog(transid ondisk.Generation, blocks []*diskio.Node, root ondi
 		}
 		f.Info.Csum.SetBlock(n.Data)
 		copies, avail, err := f.Info.Chunks.Map(n.Addr, ns)
-		if err != nil || avail < ns {
-			return fmt.Errorf("txn: sync log: map block %d: %v", uint64(n.Addr), err)
+		if err != nil {
+			return fmt.Errorf("txn: sync log: map block %d: %w", uint64(n.Addr), err)
+		}
+		if avail < ns {
+			return fmt.Errorf("txn: sync log: map block %d: %d of %d bytes mapped", uint64(n.Addr), avail, ns)
 		}
 		for _, c := range copies {
 			ws = append(ws, devWrite{c.Physical, n.Data})

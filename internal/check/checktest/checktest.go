@@ -8,7 +8,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/check"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
-	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // Image fails t unless both checkers find the image at path clean.
@@ -21,7 +21,7 @@ func Image(t testing.TB, path string) {
 	if !rep.OK() {
 		t.Fatalf("check %s:\n%s", path, rep)
 	}
-	testimg.Check(t, path)
+	testutil.CheckImage(t, path)
 }
 
 // FS fails t unless our checker finds fi's device clean (as written on

@@ -1,7 +1,7 @@
-// Package mountcli is the command line of `gobtrfs mount` and of the
-// mount(8) helper mount.fuse.gobtrfs: option parsing, creating the default
-// image, running in the foreground or the background, and unmounting
-// cleanly on SIGINT/SIGTERM.
+// Package mountcli runs the command line of `gobtrfs mount` and of the
+// mount(8) helper mount.fuse.gobtrfs: it parses the options, creates the
+// default image, serves the mount in the foreground or the background, and
+// unmounts cleanly on SIGINT/SIGTERM.
 package mountcli
 
 import (

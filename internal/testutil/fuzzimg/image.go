@@ -1,5 +1,5 @@
-// Package fuzzimg is the base image of the whole-image fuzz targets and the
-// mutation scripts that damage it. The image is made by our own mkfs and
+// Package fuzzimg builds the base image of the whole-image fuzz targets and
+// applies the mutation scripts that damage it. The image is made by our own mkfs and
 // fsops, in memory, once per process: every kind of inode (directories,
 // inline, regular, zstd/zlib/lzo compressed, sparse and preallocated files,
 // reflinks, symlinks, hard links, fifos and device nodes, xattrs), a
