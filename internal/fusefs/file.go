@@ -166,7 +166,7 @@ func (n *Node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		a.Ctime = t
 	}
 	if a.Valid != 0 {
-		if err := r.setattr(n.id, a); err != nil {
+		if err := r.setattr(n.id, a, in.Valid&fuse.FATTR_FH != 0); err != nil {
 			return n.m.errnoOf("setattr", n.id, err)
 		}
 	}
