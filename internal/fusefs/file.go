@@ -41,6 +41,9 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	} else if err := n.m.rw.openExisting(n.id); err != nil {
 		return nil, 0, n.m.errnoOf("open", n.id, err)
 	}
+	if !n.m.keepCache(n.id, flags) {
+		return &fileHandle{n: n}, 0, 0 // the next read must reach us (atime.go)
+	}
 	return &fileHandle{n: n}, fuse.FOPEN_KEEP_CACHE, 0
 }
 
@@ -51,6 +54,7 @@ func (n *Node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64
 		if err != nil {
 			return nil, n.m.errnoOf("read", n.id, err)
 		}
+		n.m.accessed(n.id)
 		return fuse.ReadResultVector([][]byte{buf}), 0
 	}
 	k, err := n.m.b.ReadAt(n.id, dest, off)

@@ -51,7 +51,21 @@ type Options struct {
 	LockWait time.Duration
 	// KernelOptions are passed to the kernel mount as they are ("sync", "dirsync").
 	KernelOptions []string
+	// Atime is when reads update the access time: AtimeRelative (the
+	// default, relatime), AtimeNever (noatime) or AtimeStrict (strictatime).
+	// NoDiratime leaves directories' access times alone (nodiratime).
+	Atime      AtimeMode
+	NoDiratime bool
 }
+
+// AtimeMode is the access time rule of a mount (atime.go).
+type AtimeMode int
+
+const (
+	AtimeRelative AtimeMode = iota // relatime
+	AtimeNever                     // noatime
+	AtimeStrict                    // strictatime
+)
 
 const (
 	defaultCommitInterval = 30 * time.Second
@@ -64,8 +78,8 @@ var ignoredOptions = map[string]bool{
 	"rw": true, "defaults": true, "auto": true, "noauto": true, "user": true, "nouser": true,
 	"users": true, "owner": true, "group": true, "_netdev": true, "nofail": true, "exec": true,
 	"noexec": true, "suid": true, "nosuid": true, "dev": true, "nodev": true, "async": true,
-	"relatime": true, "x-systemd.automount": true, "default_permissions": true, "loop": true,
-	"noatime": true, "nodiratime": true, "strictatime": true, "lazytime": true, "nolazytime": true,
+	"x-systemd.automount": true, "default_permissions": true, "loop": true,
+	"lazytime": true, "nolazytime": true,
 }
 
 // kernelPassed are options handed to the kernel mount.
@@ -118,6 +132,16 @@ func ParseMountOptions(s string, o *Options) error {
 			o.NoDataCsum = true
 		case k == "nologreplay" || (k == "rescue" && v == "nologreplay"):
 			o.NoLogReplay = true
+		case k == "relatime" || k == "atime":
+			o.Atime = AtimeRelative
+		case k == "noatime":
+			o.Atime = AtimeNever
+		case k == "strictatime" || k == "norelatime":
+			o.Atime = AtimeStrict
+		case k == "nodiratime":
+			o.NoDiratime = true
+		case k == "diratime":
+			o.NoDiratime = false
 		case k == "debug":
 			o.Debug = true
 		case k == "fsname" && hasV:
