@@ -30,16 +30,17 @@ const relatimeWindow = 24 * time.Hour
 // atimeDue says whether a read at now changes the atime of an inode with
 // attributes a.
 func (m *fsys) atimeDue(a *attr, now time.Time) bool {
-	if m.rw == nil || m.opts.Atime == AtimeNever || a.Flags&item.InodeNoAtime != 0 {
+	mode, nodir := m.atimeRule()
+	if m.rw == nil || m.frozen.Load() || mode == AtimeNever || a.Flags&item.InodeNoAtime != 0 {
 		return false
 	}
-	if a.Mode&syscall.S_IFMT == syscall.S_IFDIR && m.opts.NoDiratime {
+	if a.Mode&syscall.S_IFMT == syscall.S_IFDIR && nodir {
 		return false
 	}
 	if a.Atime.Equal(now) {
 		return false
 	}
-	if m.opts.Atime == AtimeStrict {
+	if mode == AtimeStrict {
 		return true
 	}
 	return !a.Mtime.Before(a.Atime) || !a.Ctime.Before(a.Atime) || now.Sub(a.Atime) >= relatimeWindow
@@ -47,7 +48,7 @@ func (m *fsys) atimeDue(a *attr, now time.Time) bool {
 
 // accessed updates id's atime after a read, if the mount's rules want it.
 func (m *fsys) accessed(id ID) {
-	if m.rw == nil || m.opts.Atime == AtimeNever {
+	if mode, _ := m.atimeRule(); m.rw == nil || mode == AtimeNever {
 		return
 	}
 	r := m.rw
@@ -73,10 +74,24 @@ func (m *fsys) accessed(id ID) {
 // keepCache says whether an open of id may keep the kernel's cached pages:
 // not when the next read must reach the daemon to update the atime.
 func (m *fsys) keepCache(id ID, flags uint32) bool {
-	if m.rw == nil || m.opts.Atime == AtimeNever || m.opts.WritebackCache ||
+	if mode, _ := m.atimeRule(); m.rw == nil || mode == AtimeNever || m.opts.WritebackCache ||
 		flags&syscall.O_ACCMODE == syscall.O_WRONLY {
 		return true
 	}
 	a, err := m.rw.getattr(id)
 	return err != nil || !m.atimeDue(&a, time.Now())
+}
+
+// atimeRule is the mount's atime rule now (remount can change it).
+func (m *fsys) atimeRule() (AtimeMode, bool) {
+	v := m.atime.Load()
+	return AtimeMode(v & 0xff), v&0x100 != 0
+}
+
+func (m *fsys) setAtimeRule(mode AtimeMode, nodiratime bool) {
+	v := uint32(mode) & 0xff
+	if nodiratime {
+		v |= 0x100
+	}
+	m.atime.Store(v)
 }

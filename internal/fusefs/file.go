@@ -226,6 +226,11 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 			return 0, 0
 		}
 		return 0, n.m.errnoOf("sync", n.id, n.m.rw.syncAll())
+	case gobtrfsIocRemount:
+		if len(input) < 8 {
+			return 0, syscall.EINVAL
+		}
+		return 0, n.m.errnoOf("remount", n.id, n.m.remounted(binary.NativeEndian.Uint64(input)))
 	case fsIocGetflags:
 		fl, err := n.m.inodeFlags(n.id)
 		if err != nil {

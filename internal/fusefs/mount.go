@@ -42,6 +42,7 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 		return nil, err
 	}
 	m := &fsys{log: o.Logger, opts: o}
+	m.setAtimeRule(o.Atime, o.NoDiratime)
 	lock, err := lockImage(abs, &o, m.logf)
 	if err != nil {
 		return nil, err

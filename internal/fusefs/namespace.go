@@ -24,7 +24,7 @@ var (
 
 // writable returns the write state, or EROFS on a read-only mount.
 func (n *Node) writable() (*rwState, syscall.Errno) {
-	if n.m.rw == nil {
+	if n.m.rw == nil || n.m.frozen.Load() {
 		return nil, syscall.EROFS
 	}
 	return n.m.rw, 0
