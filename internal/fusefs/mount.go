@@ -99,6 +99,13 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 		kopts = append(kopts, "ro")
 	}
 	kopts = append(kopts, o.KernelOptions...)
+	direct := os.Geteuid() == 0
+	var flags uintptr
+	if direct {
+		flags = o.mountFlags()
+	} else {
+		kopts = append(kopts, o.mountFlagStrings()...)
+	}
 	var caps uint64
 	if o.WritebackCache && !o.ReadOnly {
 		caps |= fuse.CAP_WRITEBACK_CACHE
@@ -109,14 +116,15 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 	}
 	return &fs.Options{
 		MountOptions: fuse.MountOptions{
-			AllowOther:  o.AllowOther,
-			FsName:      fsname,
-			Name:        "gobtrfs",
-			Options:     kopts,
-			Debug:       o.Debug,
-			Logger:      logger,
-			DirectMount: os.Geteuid() == 0,
-			MaxWrite:    1 << 20,
+			AllowOther:       o.AllowOther,
+			FsName:           fsname,
+			Name:             "gobtrfs",
+			Options:          kopts,
+			Debug:            o.Debug,
+			Logger:           logger,
+			DirectMount:      direct,
+			DirectMountFlags: flags,
+			MaxWrite:         1 << 20,
 
 			ExtraCapabilities: caps,
 		},

@@ -5,6 +5,7 @@ import (
 	"log"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -56,6 +57,12 @@ type Options struct {
 	// NoDiratime leaves directories' access times alone (nodiratime).
 	Atime      AtimeMode
 	NoDiratime bool
+	// NoSuid, NoDev and NoExec are the kernel's nosuid, nodev and noexec.
+	// A mount made by root honours set-user-ID bits and device nodes as a
+	// kernel btrfs mount does unless told otherwise; one made through
+	// fusermount3 (not root) is always nosuid,nodev: FUSE's rule for
+	// unprivileged mounts.
+	NoSuid, NoDev, NoExec bool
 }
 
 // AtimeMode is the access time rule of a mount (atime.go).
@@ -76,10 +83,53 @@ const (
 // the kernel, not the filesystem.
 var ignoredOptions = map[string]bool{
 	"rw": true, "defaults": true, "auto": true, "noauto": true, "user": true, "nouser": true,
-	"users": true, "owner": true, "group": true, "_netdev": true, "nofail": true, "exec": true,
-	"noexec": true, "suid": true, "nosuid": true, "dev": true, "nodev": true, "async": true,
+	"users": true, "owner": true, "group": true, "_netdev": true, "nofail": true, "async": true,
 	"x-systemd.automount": true, "default_permissions": true, "loop": true,
 	"lazytime": true, "nolazytime": true,
+}
+
+// mountFlags are the mount(2) flags of a mount made directly (as root):
+// nosuid, nodev, noexec as asked, and the atime flags, which the kernel
+// shows in /proc/mounts (the daemon applies the atime rules, atime.go).
+func (o *Options) mountFlags() uintptr {
+	var f uintptr
+	for _, b := range []struct {
+		on   bool
+		flag uintptr
+	}{{o.NoSuid, syscall.MS_NOSUID}, {o.NoDev, syscall.MS_NODEV}, {o.NoExec, syscall.MS_NOEXEC},
+		{o.NoDiratime, syscall.MS_NODIRATIME}, {o.ReadOnly, syscall.MS_RDONLY}} {
+		if b.on {
+			f |= b.flag
+		}
+	}
+	switch o.Atime {
+	case AtimeNever:
+		f |= syscall.MS_NOATIME
+	case AtimeStrict:
+		f |= msStrictAtime
+	default:
+		f |= syscall.MS_RELATIME
+	}
+	return f
+}
+
+// msStrictAtime is MS_STRICTATIME (not in package syscall).
+const msStrictAtime = 1 << 24
+
+// mountFlagStrings are the same for fusermount3 (which adds nosuid,nodev
+// for users other than root).
+func (o *Options) mountFlagStrings() []string {
+	var s []string
+	for _, b := range []struct {
+		on   bool
+		name string
+	}{{o.NoSuid, "nosuid"}, {o.NoDev, "nodev"}, {o.NoExec, "noexec"}, {o.NoDiratime, "nodiratime"},
+		{o.Atime == AtimeNever, "noatime"}, {o.Atime == AtimeStrict, "strictatime"}} {
+		if b.on {
+			s = append(s, b.name)
+		}
+	}
+	return s
 }
 
 // kernelPassed are options handed to the kernel mount.
@@ -142,6 +192,12 @@ func ParseMountOptions(s string, o *Options) error {
 			o.NoDiratime = true
 		case k == "diratime":
 			o.NoDiratime = false
+		case k == "nosuid" || k == "suid":
+			o.NoSuid = k == "nosuid"
+		case k == "nodev" || k == "dev":
+			o.NoDev = k == "nodev"
+		case k == "noexec" || k == "exec":
+			o.NoExec = k == "noexec"
 		case k == "debug":
 			o.Debug = true
 		case k == "fsname" && hasV:
