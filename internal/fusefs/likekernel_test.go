@@ -9,7 +9,7 @@ import (
 
 // sideBySide runs report on a fresh kernel btrfs loop mount (mount options
 // kopts) and on a fresh mount of ours (o), and fails where the two reports
-// differ. It skips without root, loop devices, kernel btrfs or FUSE.
+// differ, then checks our image with btrfs check. It skips without root, loop devices, kernel btrfs or FUSE.
 func sideBySide(t *testing.T, kopts string, o Options, report func(t *testing.T, dir string) string) {
 	t.Helper()
 	testutil.NeedRootLoop(t)
@@ -25,4 +25,6 @@ func sideBySide(t *testing.T, kopts string, o Options, report func(t *testing.T,
 	if krep != orep {
 		t.Errorf("differs from the kernel's btrfs:\n%s\nkernel's report:\n%s", diffLines(krep, orep), krep)
 	}
+	tm.unmount()
+	btrfsCheck(t, oimg)
 }
