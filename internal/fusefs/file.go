@@ -200,7 +200,22 @@ const (
 	btrfsIocSync  = 0x9408     // BTRFS_IOC_SYNC, _IO(0x94, 8): `btrfs filesystem sync`
 	fsIocGetflags = 0x80086601 // FS_IOC_GETFLAGS (lsattr)
 	fsIocSetflags = 0x40086602 // FS_IOC_SETFLAGS (chattr)
+	// FS_IOC_FSGETXATTR / FSSETXATTR (struct fsxattr, 28 bytes): the
+	// kernel's FUSE asks these first when it reads an inode's flags for
+	// chattr, and xfs_io's chattr uses them.
+	fsIocFsgetxattr = 0x801c581f
+	fsIocFssetxattr = 0x401c5820
 )
+
+// FS_XFLAG_* bits and the btrfs inode flags they stand for. mirrors
+// btrfs_fileattr_get
+var fsXflags = []struct{ x, btrfs uint64 }{
+	{0x00000008, item.InodeImmutable},
+	{0x00000010, item.InodeAppend},
+	{0x00000020, item.InodeSync},
+	{0x00000040, item.InodeNoAtime},
+	{0x00000080, item.InodeNoDump},
+}
 
 // FS_*_FL bits and the btrfs inode flags they stand for. mirrors btrfs_inode_flags_to_fsflags
 var fsFlags = []struct{ fs, btrfs uint64 }{
@@ -246,6 +261,47 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 			binary.NativeEndian.PutUint32(output, v)
 		}
 		return 0, 0
+	case fsIocFsgetxattr:
+		fl, err := n.m.inodeFlags(n.id)
+		if err != nil {
+			return 0, n.m.errnoOf("fsgetxattr", n.id, err)
+		}
+		var v uint32
+		for _, m := range fsXflags {
+			if fl&m.btrfs != 0 {
+				v |= uint32(m.x)
+			}
+		}
+		if len(output) >= 28 {
+			clear(output[:28])
+			binary.NativeEndian.PutUint32(output, v)
+		}
+		return 0, 0
+	case fsIocFssetxattr:
+		r, errno := n.writable()
+		if errno != 0 {
+			return 0, errno
+		}
+		if len(input) < 28 {
+			return 0, syscall.EINVAL
+		}
+		v := uint64(binary.NativeEndian.Uint32(input))
+		fl, err := n.m.inodeFlags(n.id)
+		if err != nil {
+			return 0, n.m.errnoOf("fssetxattr", n.id, err)
+		}
+		for _, m := range fsXflags {
+			fl &^= m.btrfs
+			if v&m.x != 0 {
+				fl |= m.btrfs
+				v &^= m.x
+			}
+		}
+		if v != 0 {
+			return 0, syscall.EOPNOTSUPP
+		}
+		_, err = r.ops.Setattr(fid(n.id), fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
+		return 0, n.m.errnoOf("fssetxattr", n.id, err)
 	case fsIocSetflags:
 		r, errno := n.writable()
 		if errno != 0 {
