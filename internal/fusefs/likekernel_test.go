@@ -12,13 +12,19 @@ import (
 // differ, then checks our image with btrfs check. It skips without root, loop devices, kernel btrfs or FUSE.
 func sideBySide(t *testing.T, kopts string, o Options, report func(t *testing.T, dir string) string) {
 	t.Helper()
+	sideBySideMkfs(t, nil, kopts, o, report)
+}
+
+// sideBySideMkfs is sideBySide on images made with mkfs.btrfs mkfsArgs.
+func sideBySideMkfs(t *testing.T, mkfsArgs []string, kopts string, o Options, report func(t *testing.T, dir string) string) {
+	t.Helper()
 	testutil.NeedRootLoop(t)
 	needFuse(t)
 	kimg := filepath.Join(t.TempDir(), "kernel.img")
-	testutil.Mkfs(t, kimg, 256<<20)
+	testutil.Mkfs(t, kimg, 256<<20, mkfsArgs...)
 	kdir := testutil.LoopMount(t, kimg, kopts)
 	oimg := filepath.Join(t.TempDir(), "ours.img")
-	testutil.Mkfs(t, oimg, 256<<20)
+	testutil.Mkfs(t, oimg, 256<<20, mkfsArgs...)
 	tm := mountImage(t, oimg, o)
 	krep := report(t, kdir)
 	orep := report(t, tm.dir)

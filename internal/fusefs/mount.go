@@ -3,9 +3,11 @@ package fusefs
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -41,7 +43,15 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, err := os.Stat(mountpoint); errors.Is(err, iofs.ErrNotExist) {
+		return nil, fmt.Errorf("mount point %s does not exist", mountpoint)
+	} else if err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("mount point %s is not a directory", mountpoint)
+	}
 	m := &fsys{log: o.Logger, opts: o}
+	if len(o.Ignored) > 0 {
+		m.logf("ignoring mount options that mean nothing for a gobtrfs mount: %s", strings.Join(o.Ignored, ","))
+	}
 	m.setAtimeRule(o.Atime, o.NoDiratime)
 	lock, err := lockImage(abs, &o, m.logf)
 	if err != nil {

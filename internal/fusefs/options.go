@@ -63,6 +63,10 @@ type Options struct {
 	// fusermount3 (not root) is always nosuid,nodev: FUSE's rule for
 	// unprivileged mounts.
 	NoSuid, NoDev, NoExec bool
+	// Ignored lists the kernel btrfs options given that mean nothing for
+	// this mount (ssd, space_cache=v2, discard=async...): New logs them
+	// in one line; fstab lines written for the kernel mount as they are.
+	Ignored []string
 }
 
 // AtimeMode is the access time rule of a mount (atime.go).
@@ -130,6 +134,24 @@ func (o *Options) mountFlagStrings() []string {
 		}
 	}
 	return s
+}
+
+// kernelBtrfsOptions are the kernel btrfs mount options (with a value
+// where they take one) that change nothing here: allocation and device
+// hints, caches, background work, debugging, recovery of other kinds.
+var kernelBtrfsOptions = map[string]bool{
+	"ssd": true, "ssd_spread": true, "nossd": true, "nossd_spread": true,
+	"space_cache": true, "nospace_cache": true, "clear_cache": true,
+	"discard": true, "nodiscard": true, "autodefrag": true, "noautodefrag": true,
+	"thread_pool": true, "max_inline": true, "metadata_ratio": true,
+	"flushoncommit": true, "noflushoncommit": true, "barrier": true, "nobarrier": true,
+	"datacow": true, "datasum": true, "nodatacow": true, "treelog": true, "notreelog": true,
+	"skip_balance": true, "enospc_debug": true, "noenospc_debug": true,
+	"user_subvol_rm_allowed": true, "rescan_uuid_tree": true, "degraded": true, "device": true,
+	"fatal_errors": true, "acl": true, "noacl": true, "usebackuproot": true, "recovery": true,
+	"norecovery": true, "inode_cache": true, "noinode_cache": true, "check_int": true,
+	"check_int_data": true, "check_int_print_mask": true, "fragment": true, "ref_verify": true,
+	"iversion": true, "noiversion": true, "rescue": true,
 }
 
 // kernelPassed are options handed to the kernel mount.
@@ -204,6 +226,8 @@ func ParseMountOptions(s string, o *Options) error {
 			o.FsName = v
 		case kernelPassed[k]:
 			o.KernelOptions = append(o.KernelOptions, opt)
+		case kernelBtrfsOptions[k]:
+			o.Ignored = append(o.Ignored, opt)
 		case ignoredOptions[k] || strings.HasPrefix(k, "x-") || strings.HasPrefix(k, "comment="):
 		default:
 			return fmt.Errorf("unknown mount option %q", opt)
