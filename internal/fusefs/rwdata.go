@@ -213,6 +213,15 @@ func (r *rwState) fsync(id ID) error {
 	return r.ops.Fsync(fid(id))
 }
 
+// fsyncDir makes directory id durable: every buffered write goes back
+// (the log takes the directory's new children whole), then the log tree.
+func (r *rwState) fsyncDir(id ID) error {
+	if err := r.flushAll(); err != nil {
+		return err
+	}
+	return r.ops.Fsync(fid(id))
+}
+
 // withData runs fn, which changes id's data on disk, with id's buffered
 // data written back first and writeback held off.
 func (r *rwState) withData(id ID, fn func() error) error {

@@ -51,6 +51,7 @@ type wItem struct {
 type inodeLog struct {
 	id    InodeID
 	mode  logMode
+	keep  []uint64 // DIR_INDEX indexes not copied (planned.keep)
 	items []wItem
 	csums []wItem // EXTENT_CSUM items (keyed as in the csum tree)
 	arena []byte
@@ -119,7 +120,17 @@ func (l *inodeLog) addDirRanges(pl *planned) {
 		l.items = append(l.items, wItem{ondisk.Key{ObjectID: ino, Type: ondisk.DirLogIndexKey, Offset: start}, off, 8})
 	}
 	if pl.mode == modeDir {
-		put(0, ^uint64(0))
+		// one range over every index, broken around the kept ones
+		keep := slices.Clone(pl.keep)
+		slices.Sort(keep)
+		start := uint64(0)
+		for _, k := range keep {
+			if k > start {
+				put(start, k-1)
+			}
+			start = k + 1
+		}
+		put(start, ^uint64(0))
 	} else {
 		dels := slices.Clone(pl.dels)
 		slices.Sort(dels)
@@ -150,7 +161,7 @@ func (s *scratch) copyLeafItems(leaf *diskio.Node, slot int, l *inodeLog, ext *e
 		if k.ObjectID != ino || l.mode == modeExists && k.Type > ondisk.XattrItemKey {
 			return false
 		}
-		if !loggedType(k.Type, l.mode) {
+		if !loggedType(k.Type, l.mode) || k.Type == ondisk.DirIndexKey && slices.Contains(l.keep, k.Offset) {
 			continue
 		}
 		d := c.ItemData(i)

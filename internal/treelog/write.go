@@ -314,7 +314,7 @@ func (w *Writer) copyInode(h *txn.Handle, id InodeID, pl *planned) error {
 		w.stores[id] = l
 	}
 	l.reset()
-	l.mode = pl.mode
+	l.mode, l.keep = pl.mode, pl.keep
 	w.cur.reset()
 	w.cur.noHoles, w.cur.ss, w.cur.transid = w.noHoles, w.ss, h.Transid()
 	if err := w.copyItems(t, l); err != nil {

@@ -204,6 +204,20 @@ func logCases() []logCase {
 			mustT(t, err)
 			return fileState{data: []byte("new in sv"), also: map[string][]byte{"d/a": append([]byte("TOP"), original[3:]...)}}
 		}},
+		{name: "rmdir-empty", path: "d", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+			// e2 was empty in the last commit: replay may unlink its name.
+			mustT(t, f.Rmdir(topDir, "e2"))
+			mustT(t, f.Fsync(topDir))
+			return fileState{gone: []string{"e2"}, also: map[string][]byte{"d/a": original, "sv/f": []byte("in a subvolume")}}
+		}},
+		{name: "rmdir-emptied", path: "d", reason: "dir-removed", change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+			// e held x in the last commit: unlinking e's name at replay
+			// would leave x behind in a deleted directory. Commit.
+			mustT(t, f.Unlink(lookupPath(t, f, "e"), "x"))
+			mustT(t, f.Rmdir(topDir, "e"))
+			mustT(t, f.Fsync(topDir))
+			return fileState{gone: []string{"e"}, also: map[string][]byte{"d/a": original}}
+		}},
 		{name: "dir-fsync", path: "d", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
 			// a directory logged whole: new entries (with their inodes,
 			// a new subdirectory's too) and a removed one.
@@ -243,6 +257,12 @@ func newLoggedImage(t *testing.T) (string, *fsops.FS, fsops.ID) {
 	h, err := f.Create(d, "h", 0o100644, 0, 0, 0)
 	mustT(t, err)
 	_, err = f.WriteAt(h, 0, bytes.Repeat([]byte("h"), 64<<10))
+	mustT(t, err)
+	e, err := f.Mkdir(topDir, "e", 0o40755, 0, 0)
+	mustT(t, err)
+	_, err = f.Create(e, "x", 0o100644, 0, 0, 0)
+	mustT(t, err)
+	_, err = f.Mkdir(topDir, "e2", 0o40755, 0, 0)
 	mustT(t, err)
 	sv, err := f.CreateSubvolume(topDir, "sv", 0o40755, 0, 0)
 	mustT(t, err)

@@ -39,6 +39,10 @@ type planned struct {
 	// remove (a name renamed or unlinked away from this directory), each
 	// logged as a one-index DIR_LOG_INDEX range with no entry in it.
 	dels []uint64
+	// keep are DIR_INDEX indexes of a directory logged whole that the log
+	// leaves out of its ranges: unchanged subvolume entries (replay does not
+	// link subvolumes, so the committed entry must stay as it is).
+	keep []uint64
 }
 
 // planner decides, for the fsync targets of one subvolume, which inodes
@@ -235,10 +239,29 @@ func (p *planner) newName(ino ondisk.ObjectID, r inode.Ref) (string, error) {
 	if err != nil {
 		return "", p.errorf(ino, "inode %d named %q: %w", e.Location.ObjectID, r.Name, err)
 	}
-	if exists || e.Type == item.FTDir {
+	if exists {
 		return ReasonNameConflict, nil
 	}
+	if e.Type == item.FTDir {
+		if empty, err := p.committedEmpty(e.Location.ObjectID); err != nil || !empty {
+			return ReasonDirRemoved, err
+		}
+	}
 	return "", nil
+}
+
+// committedEmpty reports whether directory dir has no entries in the last
+// commit (a removed directory whose name replay may unlink).
+func (p *planner) committedEmpty(dir ondisk.ObjectID) (bool, error) {
+	empty := true
+	err := inode.ReadDir(p.ct, dir, 0, func(inode.DirEntry) bool {
+		empty = false
+		return false
+	}, nil)
+	if err != nil {
+		return false, p.errorf(dir, "committed entries: %w", err)
+	}
+	return empty, nil
 }
 
 // entries plans a directory logged whole: every inode its entries name
@@ -247,22 +270,37 @@ func (p *planner) newName(ino ondisk.ObjectID, r inode.Ref) (string, error) {
 func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
 	reason := ""
 	cur := map[uint64]bool{}
+	pl := p.plan[dir]
+	pl.keep = pl.keep[:0]
+	var rerr error
 	err := inode.ReadDir(p.t, dir, 0, func(e inode.DirEntry) bool {
 		cur[e.Index] = true
 		if e.IsSubvol() {
-			reason = ReasonSubvolEntry
-			return false
+			// an unchanged subvolume entry stays out of the log's ranges
+			c, err := inode.Lookup(p.ct, dir, e.Name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				rerr = err
+				return false
+			}
+			if err != nil || c.Location != e.Location || !p.sameIndex(dir, e) {
+				reason = ReasonSubvolEntry
+				return false
+			}
+			pl.keep = append(pl.keep, e.Index)
+			return true
 		}
-		reason, _ = p.entry(e)
+		reason, rerr = p.entry(e)
 		return reason == ""
 	}, nil)
+	if err == nil {
+		err = rerr
+	}
 	if err != nil || reason != "" {
 		if err != nil {
 			err = p.errorf(dir, "entries: %w", err)
 		}
 		return reason, err
 	}
-	var rerr error
 	err = inode.ReadDir(p.ct, dir, 0, func(e inode.DirEntry) bool {
 		if cur[e.Index] {
 			return true
@@ -279,7 +317,12 @@ func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
 		ok = ok && ii.NLink > 0
 		switch {
 		case !ok && e.Type == item.FTDir:
-			reason = ReasonDirRemoved
+			// replay unlinks its name; it must have had no entries to
+			// leave behind
+			var empty bool
+			if empty, rerr = p.committedEmpty(e.Location.ObjectID); !empty {
+				reason = ReasonDirRemoved
+			}
 		case ok && ii.Mode&item.SIFMT == item.SIFDIR:
 			p.want(e.Location.ObjectID, modeExists)
 		case ok:
@@ -294,6 +337,17 @@ func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
 		return "", p.errorf(dir, "committed entries: %w", err)
 	}
 	return reason, nil
+}
+
+// sameIndex reports whether the last commit has entry e of dir under the
+// same DIR_INDEX index.
+func (p *planner) sameIndex(dir ondisk.ObjectID, e inode.DirEntry) bool {
+	data, ok, err := p.ct.Lookup(ondisk.Key{ObjectID: dir, Type: ondisk.DirIndexKey, Offset: e.Index})
+	if err != nil || !ok {
+		return false
+	}
+	items, err := item.DecodeDirItems(data)
+	return err == nil && len(items) == 1 && string(items[0].Name) == e.Name && items[0].Location == e.Location
 }
 
 // entry plans the inode that entry e of a logged directory names.
