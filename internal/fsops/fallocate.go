@@ -12,13 +12,17 @@ import (
 const (
 	FallocKeepSize  = 0x01
 	FallocPunchHole = 0x02
+	FallocZeroRange = 0x10
 )
 
 // Fallocate preallocates [off, off+length) (growing the file unless
-// FallocKeepSize) or, with FallocPunchHole|FallocKeepSize, deallocates it.
-// mirrors btrfs_fallocate and btrfs_punch_hole
+// FallocKeepSize), or, with FallocPunchHole|FallocKeepSize, deallocates
+// it, or, with FallocZeroRange, makes it read as zeros with space
+// allocated: partial sectors at the edges zeroed, whole sectors
+// deallocated and preallocated (growing the file unless FallocKeepSize).
+// mirrors btrfs_fallocate, btrfs_punch_hole and btrfs_zero_range
 func (f *FS) Fallocate(id ID, mode uint32, off, length uint64) error {
-	if mode&^(FallocKeepSize|FallocPunchHole) != 0 {
+	if mode&^(FallocKeepSize|FallocPunchHole|FallocZeroRange) != 0 || mode&FallocPunchHole != 0 && mode&FallocZeroRange != 0 {
 		return errf(syscall.EOPNOTSUPP, "fallocate %v: mode %#x", id, mode)
 	}
 	if mode&FallocPunchHole != 0 && mode&FallocKeepSize == 0 {
@@ -41,9 +45,18 @@ func (f *FS) Fallocate(id ID, mode uint32, off, length uint64) error {
 			}
 			return errf(syscall.ENODEV, "fallocate %v", id)
 		}
-		if mode&FallocPunchHole != 0 {
+		switch {
+		case mode&FallocPunchHole != 0:
 			err = o.punchHole(id, x, off, off+length)
-		} else {
+		case mode&FallocZeroRange != 0:
+			if off < x.Size {
+				err = o.punchHole(id, x, off, min(off+length, x.Size))
+			}
+			if err == nil {
+				err = o.prealloc(id, x, off, off+length, mode&FallocKeepSize != 0)
+			}
+			o.touch(x, true)
+		default:
 			err = o.prealloc(id, x, off, off+length, mode&FallocKeepSize != 0)
 		}
 		if err != nil {

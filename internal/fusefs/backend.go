@@ -18,8 +18,9 @@ type attr struct {
 	Atime  time.Time
 	Mtime  time.Time
 	Ctime  time.Time
-	Gen    uint64 // transaction that created the inode
-	Flags  uint64 // BTRFS_INODE_*
+	Btime  time.Time // the inode's otime (creation time)
+	Gen    uint64    // transaction that created the inode
+	Flags  uint64    // BTRFS_INODE_*
 }
 
 // dirent is one directory entry; Index is its DIR_INDEX (its position, stable

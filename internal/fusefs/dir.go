@@ -62,6 +62,7 @@ func (d *dirHandle) load() syscall.Errno {
 		return m.errnoOf("readdir", d.n.id, err)
 	}
 	d.entries, d.loaded = es, true
+	m.accessed(d.n.id)
 	return 0
 }
 

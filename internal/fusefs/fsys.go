@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"log"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -17,6 +18,11 @@ type fsys struct {
 	ids  *inoMap
 	log  *log.Logger
 	opts Options
+
+	// atime is the live access time rule (atimeRule); frozen is set while
+	// a read-write mount is remounted read-only (remount.go).
+	atime  atomic.Uint32
+	frozen atomic.Bool
 }
 
 // nameMax is the longest name btrfs stores (BTRFS_NAME_LEN).

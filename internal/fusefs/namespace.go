@@ -24,7 +24,7 @@ var (
 
 // writable returns the write state, or EROFS on a read-only mount.
 func (n *Node) writable() (*rwState, syscall.Errno) {
-	if n.m.rw == nil {
+	if n.m.rw == nil || n.m.frozen.Load() {
 		return nil, syscall.EROFS
 	}
 	return n.m.rw, 0
@@ -267,9 +267,19 @@ func (n *Node) remove(name string, dir bool) syscall.Errno {
 	return 0
 }
 
-// Rename moves name to newName in newParent; flags RENAME_NOREPLACE and
-// RENAME_EXCHANGE as renameat2. mirrors btrfs_rename2
+// renameWhiteout is RENAME_WHITEOUT: a whiteout (a character device 0:0,
+// mode 0) takes the source's name (overlayfs upper layers).
+const renameWhiteout = 1 << 2
+
+// Rename moves name to newName in newParent; flags RENAME_NOREPLACE,
+// RENAME_EXCHANGE and RENAME_WHITEOUT as renameat2. The whiteout is made in
+// the same transaction as the rename. mirrors btrfs_rename2
 func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	whiteout := flags&renameWhiteout != 0
+	flags &^= renameWhiteout
+	if whiteout && flags&fsops.RenameExchange != 0 {
+		return syscall.EINVAL
+	}
 	r, errno := n.writable()
 	if errno == 0 {
 		errno = n.checkNewName(newName)
@@ -307,6 +317,12 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	}
 	if dies {
 		r.cache.Drop(key(victim))
+	}
+	if whiteout {
+		uid, gid, mode := n.owner(ctx, syscall.S_IFCHR)
+		if _, err := r.ops.Create(fid(n.id), name, mode, uid, gid, 0); err != nil {
+			return n.m.errnoOf("whiteout "+name+" in", n.id, err)
+		}
 	}
 	return 0
 }

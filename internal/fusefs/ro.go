@@ -91,7 +91,7 @@ func (b *roBackend) remember(id ID, p string) {
 
 func attrOfStat(s *gobtrfs.Stat) attr {
 	return attr{Mode: s.Mode, Nlink: s.Nlink, UID: s.UID, GID: s.GID, Rdev: rdevFromStat(s),
-		Size: uint64(s.Size), NBytes: s.NBytes, Atime: s.Atime, Mtime: s.Mtime, Ctime: s.Ctime,
+		Size: uint64(s.Size), NBytes: s.NBytes, Atime: s.Atime, Mtime: s.Mtime, Ctime: s.Ctime, Btime: s.Otime,
 		Gen: s.Generation, Flags: s.Flags}
 }
 

@@ -161,7 +161,7 @@ func lockIndex(id ID) int { return int((id.Ino*0x9E3779B97F4A7C15 ^ id.Subvol) >
 func attrOfItem(x *item.InodeItem) attr {
 	return attr{Mode: x.Mode, Nlink: x.NLink, UID: x.UID, GID: x.GID, Rdev: x.Rdev, Size: x.Size,
 		NBytes: x.NBytes, Atime: x.Atime.Time(), Mtime: x.Mtime.Time(), Ctime: x.Ctime.Time(),
-		Gen: x.Generation, Flags: x.Flags}
+		Btime: x.Otime.Time(), Gen: x.Generation, Flags: x.Flags}
 }
 
 // overlay adds what is buffered to on-disk attributes: the size grows to

@@ -242,7 +242,19 @@ func (r *rwState) diskTimes(id ID) {
 // setattr applies a SETATTR. A size change drops or writes back buffered
 // data first. An explicit mtime also becomes the one buffered data is
 // written back with, so later writeback keeps it.
-func (r *rwState) setattr(id ID, a fsops.SetAttr) error {
+//
+// Times of a size change: FUSE sends no mtime for ftruncate(2) and
+// open(O_TRUNC) (withFile: the request names an open file) and none for
+// truncate(2) either unless the kernel owns the times. As on a kernel btrfs
+// mount, truncate(2) to a new size sets mtime and ctime to now
+// (btrfs_setsize), and ftruncate(2) / O_TRUNC set them even when the size
+// stays (the VFS passes ATTR_MTIME|ATTR_CTIME there); truncate(2) to the
+// same size changes nothing, not even ctime. The size compared is the one
+// the caller sees: buffered data counts. Without atomic_o_trunc the
+// kernel sends open(O_TRUNC) as a size-0 SETATTR without a file, the same
+// request truncate(2) to 0 makes: an empty file truncated to 0 that way
+// gets new times, as open(O_TRUNC) gives on the kernel.
+func (r *rwState) setattr(id ID, a fsops.SetAttr, withFile bool) error {
 	setTime := func() {
 		if a.Valid&fsops.SetMtime != 0 {
 			r.mu.Lock()
@@ -265,6 +277,21 @@ func (r *rwState) setattr(id ID, a fsops.SetAttr) error {
 	defer l.Unlock()
 	r.wbMu.Lock()
 	defer r.wbMu.Unlock()
+	if !r.kernelTimes && a.Valid&fsops.SetMtime == 0 {
+		x, err := r.ops.Stat(fid(id))
+		if err != nil {
+			return err
+		}
+		size := max(x.Size, uint64(max(r.cache.DirtyEnd(key(id)), 0)))
+		if size == a.Size && !withFile && a.Size != 0 && a.Valid&^fsops.SetSize == 0 {
+			return nil // truncate(2) to the size it has
+		}
+		if withFile || size != a.Size || a.Size == 0 {
+			now := time.Now()
+			a.Valid |= fsops.SetMtime | fsops.SetCtime
+			a.Mtime, a.Ctime = now, now
+		}
+	}
 	r.cache.Truncate(key(id), int64(a.Size))
 	if err := r.flushInodeLocked(id); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -20,17 +21,20 @@ type InodeID struct {
 	Ino    ondisk.ObjectID
 }
 
-// Writer writes the log trees of one filesystem: fsync of a regular file
-// copies the inode's items (inode item, refs, xattrs, file extents with the
-// holes between them, and the checksums of its new data) into its
-// subvolume's log tree, writes the log trees and the log root tree, then
-// the superblock of the last commit with log_root set; no commit. Every
-// inode logged in the running transaction is copied again on each fsync
-// (so the log always shows their current committed-or-logged state), and
-// the whole log is written to new blocks; the previous log's blocks are
-// freed once the new superblock is on disk. Cases this writer does not log
-// fall back to a full commit and are counted (Stats.Commits).
-// mirrors btrfs_sync_file / btrfs_log_inode (the LOG_INODE_ALL, full sync path)
+// Writer writes the log trees of one filesystem. An fsync plans which
+// inodes the log must hold (planner: the fsync'd inodes of the running
+// transaction, their new ancestor directories, the old parents of renamed
+// ones with deletion ranges, and for a directory fsync every new child),
+// copies their items (inode item, refs, xattrs, file extents with the holes
+// between them and the checksums of new data; DIR_INDEX items and
+// DIR_LOG_INDEX ranges for directories) into per-inode stores, writes the
+// log trees and the log root tree to new blocks, then the superblock of the
+// last commit with log_root set; no commit. Each fsync rewrites the whole
+// log of the transaction (so it always shows the current state of every
+// fsync'd inode); the previous log's blocks are freed once the new
+// superblock is on disk. What the log cannot express falls back to a full
+// commit, counted by reason (Stats.Commits).
+// mirrors btrfs_sync_file / btrfs_log_inode_parent
 type Writer struct {
 	mu sync.Mutex
 	f  *txn.FS
@@ -42,8 +46,10 @@ type Writer struct {
 
 	buf     scratch
 	cur     extentCursor
-	transid ondisk.Generation // transaction of the current log
-	logged  []InodeID         // inodes in the log, sorted
+	transid ondisk.Generation    // transaction of the current log
+	targets []InodeID            // inodes fsync'd in the running transaction, sorted
+	logged  []InodeID            // inodes in the log (the targets' plan), sorted
+	plan    map[InodeID]*planned // what of each logged inode is copied
 	stores  map[InodeID]*inodeLog
 	blocks  []ondisk.LogicalAddr // blocks of the log on disk
 	nodes   []*diskio.Node       // block buffers, reused
@@ -57,7 +63,7 @@ func NewWriter(f *txn.FS) *Writer {
 	sb := f.Info.Super
 	return &Writer{f: f, nodesize: int(sb.NodeSize), ss: uint64(sb.SectorSize),
 		noHoles: sb.IncompatFlags&ondisk.IncompatNoHoles != 0, csumSize: f.Info.Csum.Size(),
-		stores: map[InodeID]*inodeLog{}}
+		stores: map[InodeID]*inodeLog{}, plan: map[InodeID]*planned{}}
 }
 
 // Fsync makes inode id durable: through the log when it can, else by
@@ -73,7 +79,7 @@ func (w *Writer) Fsync(id InodeID, commit func() error) error {
 	}
 	if t := h.Transid(); t != w.transid {
 		// The previous log died with its commit.
-		w.transid, w.logged, w.blocks = t, w.logged[:0], w.blocks[:0]
+		w.transid, w.targets, w.logged, w.blocks = t, w.targets[:0], w.logged[:0], w.blocks[:0]
 	}
 	reason, err := w.logAll(h, id)
 	if err != nil || reason != "" {
@@ -127,36 +133,87 @@ func addrsOf(ns []*diskio.Node) []ondisk.LogicalAddr {
 	return out
 }
 
-// logAll copies id and every inode logged before in this transaction into
-// their stores. A non-empty reason says why the log cannot be used.
+// maxTargets bounds the inodes fsync'd in one transaction's log: every
+// fsync rewrites the whole log, so its cost grows with them; past this many
+// a commit starts a new, empty log.
+var maxTargets = 32
+
+// logAll plans the log for the transaction's fsync targets (id and every
+// inode fsync'd before in this transaction) and copies the planned inodes
+// into their stores. A non-empty reason says why the log cannot be used.
 func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
-	i := sort.Search(len(w.logged), func(i int) bool { return !lessID(w.logged[i], id) })
-	fresh := i == len(w.logged) || w.logged[i] != id
-	reason, changed, err := w.check(h, id)
-	if err != nil || reason != "" {
-		return reason, err
-	}
-	if !changed && fresh {
-		return ReasonClean, nil
+	i := sort.Search(len(w.targets), func(i int) bool { return !lessID(w.targets[i], id) })
+	fresh := i == len(w.targets) || w.targets[i] != id
+	if fresh {
+		changed, err := w.changed(h, id)
+		if err != nil {
+			return "", err
+		}
+		if !changed {
+			return ReasonClean, nil
+		}
 	}
 	if h.NewChunkPending() {
 		return ReasonNewChunk, nil
 	}
-	if fresh {
-		w.logged = append(w.logged, InodeID{})
-		copy(w.logged[i+1:], w.logged[i:])
-		w.logged[i] = id
+	if fresh && len(w.targets) >= maxTargets {
+		return ReasonLogFull, nil
 	}
-	for _, o := range w.logged {
-		if o != id {
-			if reason, _, err := w.check(h, o); err != nil || reason != "" {
-				if reason != "" {
+	if fresh {
+		w.targets = slices.Insert(w.targets, i, id)
+	}
+	plans := map[ondisk.ObjectID]*planner{}
+	planOf := func(sub ondisk.ObjectID) (*planner, string, error) {
+		if p := plans[sub]; p != nil {
+			return p, "", nil
+		}
+		p, reason, err := newPlanner(h, w.f, sub)
+		if p != nil {
+			p.targets = map[ondisk.ObjectID]bool{}
+			plans[sub] = p
+		}
+		return p, reason, err
+	}
+	// The fsync'd inode first, so that its own reason is the one counted.
+	for pass := 0; pass < 2; pass++ {
+		for _, o := range w.targets {
+			if (pass == 0) != (o == id) {
+				continue
+			}
+			p, reason, err := planOf(o.Subvol)
+			if err == nil && reason == "" {
+				p.targets[o.Ino] = true
+				p.want(o.Ino, modeAll)
+				reason, err = p.run()
+			}
+			if err != nil || reason != "" {
+				if pass == 1 && reason != "" {
 					reason = ReasonLoggedChanged
 				}
 				return reason, err
 			}
 		}
-		if err := w.copyInode(h, o); err != nil {
+	}
+	w.logged = w.logged[:0]
+	clear(w.plan)
+	for sub, p := range plans {
+		for ino, pl := range p.plan {
+			o := InodeID{Subvol: sub, Ino: ino}
+			w.logged = append(w.logged, o)
+			w.plan[o] = pl
+		}
+	}
+	slices.SortFunc(w.logged, func(a, b InodeID) int {
+		if lessID(a, b) {
+			return -1
+		}
+		if a == b {
+			return 0
+		}
+		return 1
+	})
+	for _, o := range w.logged {
+		if err := w.copyInode(h, o, w.plan[o]); err != nil {
 			return "", err
 		}
 	}
@@ -167,59 +224,39 @@ func lessID(a, b InodeID) bool {
 	return a.Subvol < b.Subvol || a.Subvol == b.Subvol && a.Ino < b.Ino
 }
 
-// check decides whether id can be logged: a regular file that exists in
-// the last commit with the same names (INODE_REF/EXTREF items). changed
-// reports whether its inode item changed in the running transaction.
-// mirrors the btrfs_inode_in_log / need_log_inode / last_unlink_trans checks,
-// simplified: every name change falls back to a commit
-func (w *Writer) check(h *txn.Handle, id InodeID) (reason string, changed bool, err error) {
+// changed reports whether id (not yet fsync'd in this transaction) needs
+// logging: its inode item or its names changed since the last commit.
+func (w *Writer) changed(h *txn.Handle, id InodeID) (bool, error) {
 	t, err := h.Tree(id.Subvol)
 	if err != nil {
-		return "", false, err
+		return false, err
 	}
 	data, ok, err := t.Lookup(ondisk.Key{ObjectID: id.Ino, Type: ondisk.InodeItemKey})
 	if err != nil {
-		return "", false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+		return false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
 	}
 	if !ok {
-		return ReasonDeleted, false, nil
+		return true, nil // the planner says why it cannot be logged
 	}
 	ii, err := item.DecodeInodeItem(data)
 	if err != nil {
-		return "", false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+		return false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
 	}
-	switch ii.Mode & item.SIFMT {
-	case item.SIFREG:
-	case item.SIFDIR:
-		return ReasonDir, false, nil
-	default:
-		return ReasonNotRegular, false, nil
+	if ondisk.Generation(ii.Transid) == h.Transid() || ondisk.Generation(ii.Generation) == h.Transid() {
+		return true, nil
 	}
-	changed = ondisk.Generation(ii.Transid) == h.Transid()
 	ct, err := committedTree(h, w.f, id.Subvol)
-	if err != nil {
-		return "", false, err
-	}
-	if ct == nil {
-		return ReasonNewSubvol, false, nil
-	}
-	if ii.Generation == uint64(h.Transid()) {
-		return ReasonNewInode, false, nil
+	if err != nil || ct == nil {
+		return true, err
 	}
 	if _, ok, err := ct.Lookup(ondisk.Key{ObjectID: id.Ino, Type: ondisk.InodeItemKey}); err != nil || !ok {
-		if err != nil {
-			return "", false, fmt.Errorf("log inode %d: read committed subvolume %d: %w", id.Ino, id.Subvol, err)
-		}
-		return ReasonNewInode, false, nil
+		return true, err
 	}
 	same, err := sameRefs(t, ct, id.Ino)
 	if err != nil {
-		return "", false, fmt.Errorf("log inode %d of subvolume %d: compare names: %w", id.Ino, id.Subvol, err)
+		return false, fmt.Errorf("log inode %d of subvolume %d: compare names: %w", id.Ino, id.Subvol, err)
 	}
-	if !same {
-		return ReasonNames, false, nil
-	}
-	return "", changed, nil
+	return !same, nil
 }
 
 // committedTree returns subvolume id as the last commit left it, or nil
@@ -266,7 +303,7 @@ func sameRefs(a, b *ctree.Tree, ino ondisk.ObjectID) (bool, error) {
 
 // copyInode copies id's items from the running subvolume tree into its
 // store, with the checksums of its new data extents.
-func (w *Writer) copyInode(h *txn.Handle, id InodeID) error {
+func (w *Writer) copyInode(h *txn.Handle, id InodeID, pl *planned) error {
 	t, err := h.Tree(id.Subvol)
 	if err != nil {
 		return err
@@ -277,10 +314,18 @@ func (w *Writer) copyInode(h *txn.Handle, id InodeID) error {
 		w.stores[id] = l
 	}
 	l.reset()
+	l.mode = pl.mode
 	w.cur.reset()
 	w.cur.noHoles, w.cur.ss, w.cur.transid = w.noHoles, w.ss, h.Transid()
 	if err := w.copyItems(t, l); err != nil {
 		return fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+	}
+	if pl.dir {
+		l.addDirRanges(pl)
+		return nil
+	}
+	if pl.mode < modeAll {
+		return nil
 	}
 	w.cur.finish(l)
 	cs, err := h.Tree(ondisk.CsumTreeObjectID)

@@ -63,6 +63,10 @@ type Args struct {
 	// Defaults is set when no IMAGE and MOUNTPOINT were given: the
 	// default image is made and the mount point created if missing.
 	Defaults bool
+	// Remount is set by -o remount: RemountOptions (every -o given) are
+	// applied to the live mount at Mountpoint (fusefs.Remount).
+	Remount        bool
+	RemountOptions string
 }
 
 // DefaultLockWait is how long `gobtrfs mount` waits for another holder of
@@ -86,11 +90,11 @@ func Parse(args []string, helper bool) (*Args, error) {
 				return nil, errors.New("-o needs an argument")
 			}
 			i++
-			if err := fusefs.ParseMountOptions(args[i], &a.Options); err != nil {
+			if err := a.addOptions(args[i]); err != nil {
 				return nil, err
 			}
 		case strings.HasPrefix(s, "-o"):
-			if err := fusefs.ParseMountOptions(s[2:], &a.Options); err != nil {
+			if err := a.addOptions(s[2:]); err != nil {
 				return nil, err
 			}
 		case s == "-d":
@@ -123,6 +127,21 @@ func Parse(args []string, helper bool) (*Args, error) {
 	return a, nil
 }
 
+// addOptions takes one -o argument. With remount among them the options
+// are kept for fusefs.Remount, which knows which can change live.
+func (a *Args) addOptions(s string) error {
+	a.RemountOptions = strings.TrimPrefix(a.RemountOptions+","+s, ",")
+	for _, o := range strings.Split(s, ",") {
+		if strings.TrimSpace(o) == "remount" {
+			a.Remount = true
+		}
+	}
+	if a.Remount {
+		return nil
+	}
+	return fusefs.ParseMountOptions(s, &a.Options)
+}
+
 // Main runs the command; helper selects mount.fuse.gobtrfs conventions
 // (background by default).
 func Main(args []string, helper bool) error {
@@ -133,6 +152,9 @@ func Main(args []string, helper bool) error {
 	}
 	if err != nil {
 		return err
+	}
+	if a.Remount {
+		return fusefs.Remount(a.Mountpoint, a.RemountOptions)
 	}
 	if fd := os.Getenv(readyEnv); fd != "" {
 		return runChild(a, fd)

@@ -1,0 +1,332 @@
+package treelog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+
+	"github.com/gobtrfs/gobtrfs/internal/ctree"
+	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/gobtrfs/gobtrfs/internal/txn"
+)
+
+// logMode says how much of an inode the log copies. A stronger mode
+// includes what the weaker ones copy.
+type logMode uint8
+
+const (
+	// modeExists copies the inode item, its names (INODE_REF/EXTREF) and
+	// its xattrs: a new ancestor directory of a logged inode, or the old
+	// parent of a renamed one. mirrors LOG_INODE_EXISTS
+	modeExists logMode = iota + 1
+	// modeAll also copies the file extents and the checksums of the new
+	// data. mirrors LOG_INODE_ALL
+	modeAll
+	// modeDir copies a directory with every DIR_INDEX entry and one
+	// DIR_LOG_INDEX range over all indexes, so replay makes its entries
+	// exactly the logged ones. mirrors log_directory_changes
+	modeDir
+)
+
+// planned is one inode of the log and what of it is copied.
+type planned struct {
+	mode logMode
+	dir  bool
+	// dels are DIR_INDEX indexes of committed names that replay must
+	// remove (a name renamed or unlinked away from this directory), each
+	// logged as a one-index DIR_LOG_INDEX range with no entry in it.
+	dels []uint64
+}
+
+// planner decides, for the fsync targets of one subvolume, which inodes
+// the log must hold for replay to reproduce their names: new inodes need
+// their new ancestors, renamed inodes the old parents (a deletion range),
+// directories their new children. What the log cannot express is a
+// fallback reason.
+// mirrors btrfs_log_inode_parent, log_all_new_ancestors, btrfs_log_new_name
+// and log_new_dir_dentries, as a plan computed anew on every fsync
+type planner struct {
+	h      *txn.Handle
+	subvol ondisk.ObjectID
+	t, ct  *ctree.Tree // the running and the committed subvolume tree
+	plan   map[ondisk.ObjectID]*planned
+	queue  []ondisk.ObjectID
+	// targets are the fsync'd inodes: a directory among them is logged whole.
+	targets map[ondisk.ObjectID]bool
+}
+
+func newPlanner(h *txn.Handle, f *txn.FS, subvol ondisk.ObjectID) (*planner, string, error) {
+	t, err := h.Tree(subvol)
+	if err != nil {
+		return nil, "", err
+	}
+	ct, err := committedTree(h, f, subvol)
+	if err != nil {
+		return nil, "", err
+	}
+	if ct == nil {
+		return nil, ReasonNewSubvol, nil
+	}
+	return &planner{h: h, subvol: subvol, t: t, ct: ct, plan: map[ondisk.ObjectID]*planned{}}, "", nil
+}
+
+// want adds ino to the plan with at least mode m.
+func (p *planner) want(ino ondisk.ObjectID, m logMode) {
+	pl := p.plan[ino]
+	if pl == nil {
+		p.plan[ino] = &planned{mode: m}
+		p.queue = append(p.queue, ino)
+		return
+	}
+	if m > pl.mode {
+		pl.mode = m
+		p.queue = append(p.queue, ino) // visit again for what the new mode needs
+	}
+}
+
+// run visits the queue until the plan is closed.
+func (p *planner) run() (string, error) {
+	for len(p.queue) > 0 {
+		ino := p.queue[0]
+		p.queue = p.queue[1:]
+		if reason, err := p.visit(ino); err != nil || reason != "" {
+			return reason, err
+		}
+	}
+	return "", nil
+}
+
+func (p *planner) errorf(ino ondisk.ObjectID, format string, args ...any) error {
+	return fmt.Errorf("log inode %d of subvolume %d: %s", ino, p.subvol, fmt.Errorf(format, args...))
+}
+
+// inodeIn reads ino from tree t; ok is false when it does not exist.
+func inodeIn(t *ctree.Tree, ino ondisk.ObjectID) (item.InodeItem, bool, error) {
+	ii, err := inode.Read(t, ino)
+	if errors.Is(err, fs.ErrNotExist) {
+		return item.InodeItem{}, false, nil
+	}
+	return ii, err == nil, err
+}
+
+// isNew reports whether ino was created in the running transaction (it is
+// not in the last commit).
+func (p *planner) isNew(ino ondisk.ObjectID, ii item.InodeItem) (bool, error) {
+	if ondisk.Generation(ii.Generation) == p.h.Transid() {
+		return true, nil
+	}
+	_, ok, err := inodeIn(p.ct, ino)
+	return !ok, err
+}
+
+func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
+	pl := p.plan[ino]
+	ii, ok, err := inodeIn(p.t, ino)
+	if err != nil {
+		return "", p.errorf(ino, "%w", err)
+	}
+	if !ok || ii.NLink == 0 {
+		return ReasonDeleted, nil
+	}
+	pl.dir = ii.Mode&item.SIFMT == item.SIFDIR
+	if pl.dir && p.targets[ino] && pl.mode < modeDir {
+		pl.mode = modeDir
+	}
+	fresh, err := p.isNew(ino, ii)
+	if err != nil {
+		return "", p.errorf(ino, "%w", err)
+	}
+	if reason, err := p.names(ino, fresh); err != nil || reason != "" {
+		return reason, err
+	}
+	if pl.dir && pl.mode == modeDir {
+		return p.entries(ino)
+	}
+	return "", nil
+}
+
+func sameRef(a, b inode.Ref) bool {
+	return a.Parent == b.Parent && a.Name == b.Name && a.Index == b.Index
+}
+
+// names plans what replay needs to give ino exactly its current names:
+// new parents (when new themselves) are logged; a new name that the last
+// commit gives another inode must belong to an inode that is gone; a
+// committed name that is gone from a directory the log does not name ino
+// in is logged as a deletion in that directory.
+func (p *planner) names(ino ondisk.ObjectID, fresh bool) (string, error) {
+	if ino == ondisk.FirstFreeObjectID {
+		return "", nil // the subvolume's root directory: its name is in the root tree
+	}
+	cur, err := inode.Refs(p.t, ino)
+	if err != nil {
+		return "", p.errorf(ino, "%w", err)
+	}
+	var old []inode.Ref
+	if !fresh {
+		if old, err = inode.Refs(p.ct, ino); err != nil {
+			return "", p.errorf(ino, "committed names: %w", err)
+		}
+	}
+	for _, r := range cur {
+		if slices.ContainsFunc(old, func(o inode.Ref) bool { return sameRef(o, r) }) {
+			continue
+		}
+		if reason, err := p.newName(ino, r); err != nil || reason != "" {
+			return reason, err
+		}
+	}
+	for _, o := range old {
+		if slices.ContainsFunc(cur, func(r inode.Ref) bool { return sameRef(o, r) }) {
+			continue
+		}
+		if slices.ContainsFunc(cur, func(r inode.Ref) bool { return r.Parent == o.Parent }) {
+			continue // replay of ino's refs in that directory removes the names it lacks
+		}
+		if _, ok, err := inodeIn(p.t, o.Parent); err != nil || !ok {
+			if err != nil {
+				return "", p.errorf(ino, "old parent %d: %w", o.Parent, err)
+			}
+			return ReasonDirRemoved, nil
+		}
+		p.want(o.Parent, modeExists)
+		pl := p.plan[o.Parent]
+		pl.dels = append(pl.dels, o.Index)
+	}
+	return "", nil
+}
+
+// newName plans name r of ino, which the last commit does not have.
+func (p *planner) newName(ino ondisk.ObjectID, r inode.Ref) (string, error) {
+	pi, ok, err := inodeIn(p.t, r.Parent)
+	if err != nil {
+		return "", p.errorf(ino, "parent %d: %w", r.Parent, err)
+	}
+	if !ok {
+		return ReasonDirRemoved, nil
+	}
+	pnew, err := p.isNew(r.Parent, pi)
+	if err != nil {
+		return "", p.errorf(ino, "parent %d: %w", r.Parent, err)
+	}
+	if pnew {
+		p.want(r.Parent, modeExists)
+		return "", nil
+	}
+	e, err := inode.Lookup(p.ct, r.Parent, r.Name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", p.errorf(ino, "committed name %q in %d: %w", r.Name, r.Parent, err)
+	}
+	if e.IsSubvol() {
+		return ReasonSubvolEntry, nil
+	}
+	if e.Location.ObjectID == ino {
+		return "", nil // the same name with another index: replay relinks it
+	}
+	// Replay unlinks the other inode's name: fine only when that inode is
+	// gone (and was not a directory with committed children).
+	_, exists, err := inodeIn(p.t, e.Location.ObjectID)
+	if err != nil {
+		return "", p.errorf(ino, "inode %d named %q: %w", e.Location.ObjectID, r.Name, err)
+	}
+	if exists || e.Type == item.FTDir {
+		return ReasonNameConflict, nil
+	}
+	return "", nil
+}
+
+// entries plans a directory logged whole: every inode its entries name
+// that is new or renamed into it is logged, and every committed entry that
+// is gone must be an inode that is gone (or is logged under its new name).
+func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
+	reason := ""
+	cur := map[uint64]bool{}
+	err := inode.ReadDir(p.t, dir, 0, func(e inode.DirEntry) bool {
+		cur[e.Index] = true
+		if e.IsSubvol() {
+			reason = ReasonSubvolEntry
+			return false
+		}
+		reason, _ = p.entry(e)
+		return reason == ""
+	}, nil)
+	if err != nil || reason != "" {
+		if err != nil {
+			err = p.errorf(dir, "entries: %w", err)
+		}
+		return reason, err
+	}
+	var rerr error
+	err = inode.ReadDir(p.ct, dir, 0, func(e inode.DirEntry) bool {
+		if cur[e.Index] {
+			return true
+		}
+		if e.IsSubvol() {
+			reason = ReasonSubvolEntry
+			return false
+		}
+		ii, ok, err := inodeIn(p.t, e.Location.ObjectID)
+		if err != nil {
+			rerr = err
+			return false
+		}
+		ok = ok && ii.NLink > 0
+		switch {
+		case !ok && e.Type == item.FTDir:
+			reason = ReasonDirRemoved
+		case ok && ii.Mode&item.SIFMT == item.SIFDIR:
+			p.want(e.Location.ObjectID, modeExists)
+		case ok:
+			p.want(e.Location.ObjectID, modeAll)
+		}
+		return reason == ""
+	}, nil)
+	if err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return "", p.errorf(dir, "committed entries: %w", err)
+	}
+	return reason, nil
+}
+
+// entry plans the inode that entry e of a logged directory names.
+func (p *planner) entry(e inode.DirEntry) (string, error) {
+	ino := e.Location.ObjectID
+	ii, ok, err := inodeIn(p.t, ino)
+	if err != nil || !ok {
+		return ReasonError, err
+	}
+	fresh, err := p.isNew(ino, ii)
+	if err != nil {
+		return ReasonError, err
+	}
+	dir := ii.Mode&item.SIFMT == item.SIFDIR
+	if fresh {
+		if dir {
+			p.want(ino, modeDir)
+		} else {
+			p.want(ino, modeAll)
+		}
+		return "", nil
+	}
+	same, err := sameRefs(p.t, p.ct, ino)
+	if err != nil {
+		return ReasonError, err
+	}
+	if !same {
+		// renamed or linked into this directory: its refs say so
+		if dir {
+			p.want(ino, modeExists)
+		} else {
+			p.want(ino, modeAll)
+		}
+	}
+	return "", nil
+}
