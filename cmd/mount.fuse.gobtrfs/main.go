@@ -1,6 +1,6 @@
 // Command mount.fuse.gobtrfs mounts gobtrfs images for mount(8), as the
 // helper for type fuse.gobtrfs. Installed as /sbin/mount.fuse.gobtrfs, it
-// makes `mount -t fuse.gobtrfs IMAGE DIR` work, and fstab lines like
+// makes `mount -t fuse.gobtrfs IMAGE DIR` work, as do fstab lines like
 //
 //	/srv/disk.img  /mnt/disk  fuse.gobtrfs  defaults,compress=zstd  0 0
 //

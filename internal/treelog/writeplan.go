@@ -104,7 +104,7 @@ func (p *planner) run() (string, error) {
 }
 
 func (p *planner) errorf(ino ondisk.ObjectID, format string, args ...any) error {
-	return fmt.Errorf("log inode %d of subvolume %d: %s", ino, p.subvol, fmt.Errorf(format, args...))
+	return fmt.Errorf("log inode %d of subvolume %d: %w", ino, p.subvol, fmt.Errorf(format, args...))
 }
 
 // inodeIn reads ino from tree t; ok is false when it does not exist.
