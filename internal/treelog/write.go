@@ -46,12 +46,14 @@ type Writer struct {
 
 	buf     scratch
 	cur     extentCursor
-	transid ondisk.Generation    // transaction of the current log
-	targets []InodeID            // inodes fsync'd in the running transaction, sorted
-	logged  []InodeID            // inodes in the log (the targets' plan), sorted
-	plan    map[InodeID]*planned // what of each logged inode is copied
+	transid ondisk.Generation      // transaction of the current log
+	targets []InodeID              // inodes fsync'd in the running transaction, sorted
+	logged  []InodeID              // inodes in the log (the targets' plan), sorted
+	plan    map[InodeID]*planned   // what of each logged inode is copied
+	memo    map[InodeID]*visitMemo // the planner's memory of this transaction
 	stores  map[InodeID]*inodeLog
-	blocks  []ondisk.LogicalAddr // blocks of the log on disk
+	disk    diskBlocks           // blocks of the log on disk, by content
+	reused  []ondisk.LogicalAddr // blocks of the log on disk the build uses again
 	nodes   []*diskio.Node       // block buffers, reused
 	order   []wRef               // build scratch, reused
 
@@ -63,7 +65,7 @@ func NewWriter(f *txn.FS) *Writer {
 	sb := f.Info.Super
 	return &Writer{f: f, nodesize: int(sb.NodeSize), ss: uint64(sb.SectorSize),
 		noHoles: sb.IncompatFlags&ondisk.IncompatNoHoles != 0, csumSize: f.Info.Csum.Size(),
-		stores: map[InodeID]*inodeLog{}, plan: map[InodeID]*planned{}}
+		stores: map[InodeID]*inodeLog{}, plan: map[InodeID]*planned{}, memo: map[InodeID]*visitMemo{}}
 }
 
 // Fsync makes inode id durable: through the log when it can, else by
@@ -79,7 +81,12 @@ func (w *Writer) Fsync(id InodeID, commit func() error) error {
 	}
 	if t := h.Transid(); t != w.transid {
 		// The previous log died with its commit.
-		w.transid, w.targets, w.logged, w.blocks = t, w.targets[:0], w.logged[:0], w.blocks[:0]
+		w.transid, w.targets, w.logged = t, w.targets[:0], w.logged[:0]
+		w.disk.reset()
+		clear(w.memo)
+		if len(w.stores) > 4*maxTargets {
+			clear(w.stores)
+		}
 	}
 	reason, err := w.logAll(h, id)
 	if err != nil || reason != "" {
@@ -115,12 +122,14 @@ func (w *Writer) Fsync(id InodeID, commit func() error) error {
 		w.count(ReasonLogIO)
 		return commit()
 	}
-	if err := w.f.FreeLogBlocks(w.blocks); err != nil {
+	if err := w.f.FreeLogBlocks(w.disk.replace(nodes, w.reused)); err != nil {
 		return err
 	}
-	w.blocks = append(w.blocks[:0], addrsOf(nodes)...)
 	w.stats.mu.Lock()
 	w.stats.Logged++
+	w.stats.Written += uint64(len(nodes))
+	w.stats.Reused += uint64(len(w.reused))
+	w.stats.LastWritten, w.stats.LastBlocks = len(nodes), len(nodes)+len(w.reused)
 	w.stats.mu.Unlock()
 	return nil
 }
@@ -136,7 +145,7 @@ func addrsOf(ns []*diskio.Node) []ondisk.LogicalAddr {
 // maxTargets bounds the inodes fsync'd in one transaction's log: every
 // fsync rewrites the whole log, so its cost grows with them; past this many
 // a commit starts a new, empty log.
-var maxTargets = 32
+var maxTargets = 256
 
 // logAll plans the log for the transaction's fsync targets (id and every
 // inode fsync'd before in this transaction) and copies the planned inodes
@@ -170,6 +179,7 @@ func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
 		p, reason, err := newPlanner(h, w.f, sub)
 		if p != nil {
 			p.targets = map[ondisk.ObjectID]bool{}
+			p.memo = w.memo
 			plans[sub] = p
 		}
 		return p, reason, err
@@ -213,11 +223,42 @@ func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
 		return 1
 	})
 	for _, o := range w.logged {
+		if o != id {
+			same, err := w.unchanged(h, o, w.plan[o])
+			if err != nil {
+				return "", err
+			}
+			if same {
+				continue
+			}
+		}
 		if err := w.copyInode(h, o, w.plan[o]); err != nil {
 			return "", err
 		}
 	}
 	return "", nil
+}
+
+// unchanged reports whether o's store already holds what copyInode would
+// copy: copied in this transaction with the same plan, and its inode item
+// is byte for byte the one copied. Every change of an inode's items
+// changes its inode item too (ctime, sequence, size...: fsops touches it).
+// The fsync'd inode itself is always copied again.
+func (w *Writer) unchanged(h *txn.Handle, o InodeID, pl *planned) (bool, error) {
+	l := w.stores[o]
+	if l == nil || l.transid != h.Transid() || l.mode != pl.mode || len(l.items) == 0 ||
+		l.items[0].key.Type != ondisk.InodeItemKey || !slices.Equal(l.dels, pl.dels) || !slices.Equal(l.keep, pl.keep) {
+		return false, nil
+	}
+	t, err := h.Tree(o.Subvol)
+	if err != nil {
+		return false, err
+	}
+	data, ok, err := t.Lookup(ondisk.Key{ObjectID: o.Ino, Type: ondisk.InodeItemKey})
+	if err != nil {
+		return false, fmt.Errorf("log inode %d of subvolume %d: %w", o.Ino, o.Subvol, err)
+	}
+	return ok && bytes.Equal(data, l.data(l.items[0])), nil
 }
 
 func lessID(a, b InodeID) bool {
@@ -314,7 +355,8 @@ func (w *Writer) copyInode(h *txn.Handle, id InodeID, pl *planned) error {
 		w.stores[id] = l
 	}
 	l.reset()
-	l.mode, l.keep = pl.mode, pl.keep
+	l.mode, l.keep, l.transid = pl.mode, append(l.keep[:0], pl.keep...), h.Transid()
+	l.dels = append(l.dels[:0], pl.dels...)
 	w.cur.reset()
 	w.cur.noHoles, w.cur.ss, w.cur.transid = w.noHoles, w.ss, h.Transid()
 	if err := w.copyItems(t, l); err != nil {
