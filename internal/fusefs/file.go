@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"encoding/binary"
+	"os"
 	"syscall"
 	"time"
 
@@ -249,6 +250,9 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 	case gobtrfsIocRemount:
 		if len(input) < 8 {
 			return 0, syscall.EINVAL
+		}
+		if uid, _ := callerOwner(ctx); uid != 0 && uid != uint32(os.Getuid()) {
+			return 0, syscall.EPERM // only who may remount (root, the mount's owner)
 		}
 		return 0, n.m.errnoOf("remount", n.id, n.m.remounted(binary.NativeEndian.Uint64(input)))
 	case fsIocGetflags:
