@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"encoding/binary"
+	"os"
 	"syscall"
 	"time"
 
@@ -38,6 +39,8 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 		if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
 			return nil, 0, syscall.EROFS
 		}
+	} else if errno := n.mayOpen(flags); errno != 0 {
+		return nil, 0, errno
 	} else if err := n.m.rw.openExisting(n.id); err != nil {
 		return nil, 0, n.m.errnoOf("open", n.id, err)
 	}
@@ -130,6 +133,9 @@ func (n *Node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size u
 // Setattr changes mode, owner, size or times.
 func (n *Node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.maySetattr(in)
+	}
 	if errno != 0 {
 		return errno
 	}
@@ -245,6 +251,9 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if len(input) < 8 {
 			return 0, syscall.EINVAL
 		}
+		if uid, _ := callerOwner(ctx); uid != 0 && uid != uint32(os.Getuid()) {
+			return 0, syscall.EPERM // only who may remount (root, the mount's owner)
+		}
 		return 0, n.m.errnoOf("remount", n.id, n.m.remounted(binary.NativeEndian.Uint64(input)))
 	case fsIocGetflags:
 		fl, err := n.m.inodeFlags(n.id)
@@ -300,8 +309,7 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if v != 0 {
 			return 0, syscall.EOPNOTSUPP
 		}
-		_, err = r.ops.Setattr(fid(n.id), fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
-		return 0, n.m.errnoOf("fssetxattr", n.id, err)
+		return 0, n.m.errnoOf("fssetxattr", n.id, r.setFlags(n.id, fl))
 	case fsIocSetflags:
 		r, errno := n.writable()
 		if errno != 0 {
@@ -321,10 +329,18 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if v != 0 {
 			return 0, syscall.EOPNOTSUPP
 		}
-		_, err := r.ops.Setattr(fid(n.id), fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
-		return 0, n.m.errnoOf("setflags", n.id, err)
+		return 0, n.m.errnoOf("setflags", n.id, r.setFlags(n.id, fl))
 	}
 	return 0, syscall.ENOTTY
+}
+
+// setFlags sets id's inode flags with its buffered data written back
+// first: whether NODATACOW may change depends on the size the caller sees.
+func (r *rwState) setFlags(id ID, fl uint64) error {
+	return r.withData(id, func() error {
+		_, err := r.ops.Setattr(fid(id), fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
+		return err
+	})
 }
 
 // inodeFlags returns the BTRFS_INODE_* flags of id.

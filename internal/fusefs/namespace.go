@@ -30,7 +30,8 @@ func (n *Node) writable() (*rwState, syscall.Errno) {
 	return n.m.rw, 0
 }
 
-// checkNewName refuses names btrfs cannot store and the hidden directory.
+// checkNewName refuses names btrfs cannot store and the hidden directory,
+// and new names in an immutable directory (iflags.go).
 func (n *Node) checkNewName(name string) syscall.Errno {
 	if len(name) > nameMax {
 		return syscall.ENAMETOOLONG
@@ -38,7 +39,7 @@ func (n *Node) checkNewName(name string) syscall.Errno {
 	if n.m.rw != nil && n.m.rw.hidden(n.id, name) {
 		return syscall.EPERM
 	}
-	return 0
+	return n.m.flagPerm(n.id, false)
 }
 
 // owner is the uid and gid of a new inode in n: the caller's, with the
@@ -210,6 +211,9 @@ func (n *Node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	if !ok {
 		return nil, syscall.EXDEV
 	}
+	if errno := n.m.flagPerm(t.id, true); errno != 0 {
+		return nil, errno
+	}
 	r.nsMu.Lock()
 	err := r.ops.Link(fid(t.id), fid(n.id), name)
 	r.nsMu.Unlock()
@@ -240,6 +244,9 @@ func (n *Node) remove(name string, dir bool) syscall.Errno {
 	}
 	if r.hidden(n.id, name) {
 		return syscall.ENOENT
+	}
+	if errno := n.mayDelete(name); errno != 0 {
+		return errno
 	}
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()
@@ -293,6 +300,14 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	np, ok := newParent.(*Node)
 	if !ok {
 		return syscall.EXDEV
+	}
+	if errno := n.mayDelete(name); errno != 0 {
+		return errno
+	}
+	if _, _, err := n.m.lookup(np.id, newName); err == nil {
+		if errno := np.mayDelete(newName); errno != 0 {
+			return errno
+		}
 	}
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()

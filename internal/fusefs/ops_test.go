@@ -181,7 +181,11 @@ func TestFileOps(t *testing.T) {
 	}
 	_, err = unix.Seek(int(f.Fd()), 2<<20, unix.SEEK_DATA)
 	wantErrno(t, "SEEK_DATA past EOF", err, syscall.ENXIO)
-	wantErrno(t, "fallocate zero range", unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_ZERO_RANGE, 0, 4096), syscall.EOPNOTSUPP)
+	must(t, unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_ZERO_RANGE, 8192, 4096))
+	if b := make([]byte, 4096); func() bool { f.ReadAt(b, 8192); return !bytes.Equal(b, make([]byte, 4096)) }() {
+		t.Errorf("zero range reads back non-zero bytes")
+	}
+	wantErrno(t, "fallocate collapse range", unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_COLLAPSE_RANGE, 0, 4096), syscall.EOPNOTSUPP)
 	f.Close()
 
 	// xattrs

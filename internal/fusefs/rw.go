@@ -39,6 +39,8 @@ type rwState struct {
 
 	noCaps sync.Map // ID -> struct{}: known to have no security.capability
 
+	atimes map[ID]time.Time // under mu: access times not yet in the inode items (atime.go)
+
 	mu      sync.Mutex
 	open    map[ID]*openState
 	orphans map[uint64]ID // subvolume -> its orphan directory
@@ -95,7 +97,7 @@ func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rwState{m: m, ops: ops, open: map[ID]*openState{}, orphans: map[uint64]ID{},
+	r := &rwState{m: m, ops: ops, open: map[ID]*openState{}, orphans: map[uint64]ID{}, atimes: map[ID]time.Time{},
 		limit: o.DirtyLimit, interval: o.CommitInterval, kernelTimes: o.WritebackCache,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if r.limit <= 0 {
@@ -176,6 +178,9 @@ func (r *rwState) overlay(id ID, a *attr) {
 		}
 	}
 	r.mu.Lock()
+	if t, ok := r.atimes[id]; ok && t.After(a.Atime) {
+		a.Atime = t
+	}
 	if st := r.open[id]; st != nil {
 		if !st.mtime.IsZero() {
 			a.Mtime = st.mtime

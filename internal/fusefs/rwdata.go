@@ -181,9 +181,10 @@ func (r *rwState) throttle(n int64) {
 // flushAll writes back every inode on the writeback list (only those).
 func (r *rwState) flushAll() error {
 	r.wbMu.Lock()
-	defer r.wbMu.Unlock()
 	err := r.cache.Sync()
 	r.dirty.Store(r.cache.Stats().DirtyBytes)
+	r.wbMu.Unlock()
+	r.flushAtimes(nil)
 	return err
 }
 
@@ -210,6 +211,7 @@ func (r *rwState) fsync(id ID) error {
 	if err != nil {
 		return err
 	}
+	r.flushAtimes(&id)
 	return r.ops.Fsync(fid(id))
 }
 
@@ -264,6 +266,9 @@ func (r *rwState) diskTimes(id ID) {
 // request truncate(2) to 0 makes: an empty file truncated to 0 that way
 // gets new times, as open(O_TRUNC) gives on the kernel.
 func (r *rwState) setattr(id ID, a fsops.SetAttr, withFile bool) error {
+	if a.Valid&fsops.SetAtime != 0 {
+		r.dropAtime(id)
+	}
 	setTime := func() {
 		if a.Valid&fsops.SetMtime != 0 {
 			r.mu.Lock()

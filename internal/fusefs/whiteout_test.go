@@ -29,8 +29,8 @@ func whiteoutReport(t *testing.T, dir string) string {
 	os.Chmod(sgid, 0o2775)
 	for _, c := range []struct {
 		name, dir, src, dst string
-		mkdst             bool
-		flags             uint
+		mkdst               bool
+		flags               uint
 	}{
 		{"new name", dir, "a", "b", false, unix.RENAME_WHITEOUT},
 		{"over a file", dir, "c", "d", true, unix.RENAME_WHITEOUT},

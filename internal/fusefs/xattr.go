@@ -16,6 +16,9 @@ var (
 // kernel's ACL_KILL_SGID as rawACL passes it (acl.go). mirrors btrfs_setxattr
 func (n *Node) Setxattr(ctx context.Context, name string, data []byte, flags uint32) syscall.Errno {
 	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.m.flagPerm(n.id, true)
+	}
 	if errno != 0 {
 		return errno
 	}
@@ -26,6 +29,9 @@ func (n *Node) Setxattr(ctx context.Context, name string, data []byte, flags uin
 // Removexattr removes attribute name (ENODATA if unset).
 func (n *Node) Removexattr(ctx context.Context, name string) syscall.Errno {
 	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.m.flagPerm(n.id, true)
+	}
 	if errno != 0 {
 		return errno
 	}
