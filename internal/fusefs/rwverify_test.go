@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 	"golang.org/x/sys/unix"
 )
@@ -70,7 +71,7 @@ func TestRWMountVerifiesData(t *testing.T) {
 			var st unix.Stat_t
 			must(t, unix.Stat(tm.path("f"), &st))
 			tm.unmount()
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 
 			const sector = 5 * 4096
 			at := imageOffsets(t, img, data[sector:sector+4096])

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
@@ -122,7 +123,7 @@ func TestFsyncCrashPrefixes(t *testing.T) {
 		what := fmt.Sprintf("flush %d (op %d)", i, n)
 		dev := rec.StateAt(n)
 		writeImage(t, scratch, dev)
-		testutil.CheckImage(t, scratch)
+		checktest.Image(t, scratch)
 		verifyPrefix(t, what+" ours", files, want.durable, func(name string) ([]byte, error) {
 			return readOurs(rec.StateAt(n), name)
 		})
@@ -132,7 +133,7 @@ func TestFsyncCrashPrefixes(t *testing.T) {
 				return os.ReadFile(filepath.Join(dir, name))
 			})
 			testutil.Unmount(t, dir)
-			testutil.CheckImage(t, scratch)
+			checktest.Image(t, scratch)
 		}
 	}
 	mustT(t, f.Close())

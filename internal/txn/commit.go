@@ -132,6 +132,9 @@ func (f *FS) commitLocked() error {
 	//    read their written blocks through the cache, start the next one.
 	//    mirrors btrfs_finish_extent_commit
 	f.finish(sb)
+	if invariants {
+		f.checkCommitted(uint64(sb.Generation))
+	}
 	f.statsMu.Lock()
 	defer f.statsMu.Unlock()
 	f.stats.Commits++
