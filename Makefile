@@ -3,7 +3,7 @@
 GO ?= go
 FUZZTIME ?= 3s
 
-.PHONY: test deps unit fuzz build bench
+.PHONY: test deps unit fuzz build bench invariants
 
 test: deps build unit fuzz
 
@@ -16,6 +16,12 @@ build:
 
 unit:
 	$(GO) test -count=1 -timeout 12m ./...
+
+# The writer's tests built with -tags invariants: txn runs our checker on
+# the device after every commit and panics with its report on a problem.
+invariants:
+	$(GO) test -count=1 -tags invariants -short ./internal/txn
+	$(GO) test -count=1 -tags invariants -short -run 'TestRandomOps|TestCommitFaults' ./internal/fsops
 
 # Short run of every fuzz target (corpora under testdata/fuzz are also run by `unit`).
 fuzz:

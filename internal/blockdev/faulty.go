@@ -133,4 +133,19 @@ func (d *Faulty) Flush() error {
 	return d.Device.Flush()
 }
 
+// Unwrap returns the wrapped device (see Underlying).
+func (d *Faulty) Unwrap() Device { return d.Device }
+
+// Underlying returns the device beneath test wrappers that inject faults
+// (Faulty): what was written, read without injected errors.
+func Underlying(dev Device) Device {
+	for {
+		w, ok := dev.(interface{ Unwrap() Device })
+		if !ok {
+			return dev
+		}
+		dev = w.Unwrap()
+	}
+}
+
 var _ Device = (*Faulty)(nil)
