@@ -32,19 +32,38 @@ func Image(t testing.TB, path string, progsArgs ...string) {
 	}
 }
 
+// Metadata is Image without the data checksums: for a test that damaged
+// file data on purpose and wants the rest checked.
+func Metadata(t testing.TB, path string) {
+	t.Helper()
+	if msg := problems(path, false); msg != "" {
+		t.Fatal(msg)
+	}
+	if !testutil.HaveProgs() {
+		t.Logf("%s (%s)", testutil.ProgsMissing, path)
+	}
+}
+
 // Problems runs both checkers on path (as Image does) and returns "" when
 // both find it clean, else their reports. For tests that check many
 // states of one image (crash states) and report them their own way.
 func Problems(path string, progsArgs ...string) string {
+	return problems(path, true, progsArgs...)
+}
+
+func problems(path string, dataCsums bool, progsArgs ...string) string {
 	var msgs []string
-	rep, err := check.ImageWith(path, check.Options{CheckDataCsum: true})
+	rep, err := check.ImageWith(path, check.Options{CheckDataCsum: dataCsums})
 	switch {
 	case err != nil:
 		msgs = append(msgs, "our check: "+err.Error())
 	case !rep.OK():
 		msgs = append(msgs, "our check of "+path+":\n"+rep.String())
 	}
-	if r, ran := testutil.ProgsCheck(path, append([]string{"--check-data-csum"}, progsArgs...)...); ran && !r.Clean() {
+	if dataCsums {
+		progsArgs = append([]string{"--check-data-csum"}, progsArgs...)
+	}
+	if r, ran := testutil.ProgsCheck(path, progsArgs...); ran && !r.Clean() {
 		msgs = append(msgs, r.String())
 	}
 	return strings.Join(msgs, "\n")
