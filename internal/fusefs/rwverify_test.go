@@ -140,6 +140,7 @@ func TestRWMountDirtyOverDamage(t *testing.T) {
 		t.Fatalf("sector found %d times", len(at))
 	}
 	flipAt(t, img, at[0]+10)
+	checktest.Damaged(img) // the damaged sector stays referenced (its extent is only partly overwritten)
 
 	tm = mountImage(t, img, Options{DirtyLimit: 1 << 30})
 	fresh := bytes.Repeat([]byte{0xab}, 4096)
@@ -162,6 +163,7 @@ func TestRWMountDirtyOverDamage(t *testing.T) {
 	r.Close()
 	w.Close()
 	tm.unmount()
+	checktest.Metadata(t, img)
 }
 
 // alignedBuf returns n bytes aligned for O_DIRECT.
