@@ -6,6 +6,7 @@
 package checktest
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -116,6 +117,7 @@ func AtEnd(t testing.TB, path string) {
 	t.Helper()
 	t.Cleanup(func() {
 		t.Helper()
+		record(t, path)
 		last, _ := checked.LoadAndDelete(path)
 		if _, ok := damaged.LoadAndDelete(path); ok || t.Failed() || t.Skipped() {
 			return
@@ -138,6 +140,21 @@ func AtEnd(t testing.TB, path string) {
 		}
 		t.Logf("end-of-test check of %s: clean (ours and btrfs check)", path)
 	})
+}
+
+// record appends "test path" to the file $CHECKTEST_LOG, when set: a way
+// to count the tests that end with a check.
+func record(t testing.TB, path string) {
+	p := os.Getenv("CHECKTEST_LOG")
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s failed=%v skipped=%v\n", t.Name(), path, t.Failed(), t.Skipped())
 }
 
 // Damaged cancels the end-of-test check of path: the test damages the
