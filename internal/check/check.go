@@ -49,6 +49,10 @@ func FS(fi *fsinfo.FSInfo) (*Report, error) { return FSWith(fi, Options{}) }
 // FSWith is FS with options.
 func FSWith(fi *fsinfo.FSInfo, o Options) (*Report, error) { return device(fi.Dev, o) }
 
+// Device checks the filesystem on dev, read afresh with its own block
+// cache (as FS does for fi.Dev).
+func Device(dev blockdev.Device, o Options) (*Report, error) { return device(dev, o) }
+
 func device(dev blockdev.Device, o Options) (*Report, error) {
 	if o.CacheBytes == 0 {
 		o.CacheBytes = 256 << 20

@@ -97,8 +97,10 @@ func (c *checker) checkDevItems() {
 		if di.dev.BytesUsed > di.dev.TotalBytes {
 			bad("bytes_used %d exceeds total_bytes %d", di.dev.BytesUsed, di.dev.TotalBytes)
 		}
-		if di.dev.FSID != c.sb.FSID {
-			bad("dev item fsid %v, superblock fsid %v", di.dev.FSID, c.sb.FSID)
+		// with METADATA_UUID the dev items keep the metadata fsid (the
+		// kernel's read_one_dev looks the device up by it)
+		if want := c.sb.MetadataFSID(); di.dev.FSID != want {
+			bad("dev item fsid %v, superblock (metadata) fsid %v", di.dev.FSID, want)
 		}
 		if di.dev.DevID == c.sb.DevItem.DevID {
 			if size := uint64(c.fi.Dev.Size()); di.dev.TotalBytes > size {

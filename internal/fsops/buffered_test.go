@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
@@ -255,7 +256,7 @@ func TestBufferedNocow(t *testing.T) {
 	filled, err := f.ReadAt(filler, 0, int(fill)+1)
 	must(t, err)
 	must(t, f.Close())
-	checkBoth(t, img)
+	checktest.Image(t, img)
 	kernelVerify(t, img, map[string][]byte{"prealloc": want, "filler": filled})
 }
 
@@ -432,5 +433,5 @@ func TestReserveDataConcurrent(t *testing.T) {
 		}
 	}
 	must(t, f.Close())
-	checkBoth(t, img)
+	checktest.Image(t, img)
 }

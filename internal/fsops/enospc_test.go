@@ -29,14 +29,14 @@ func smallImage(t testing.TB, args ...string) string {
 func sizedImage(t testing.TB, size int64, args ...string) string {
 	t.Helper()
 	img := filepath.Join(t.TempDir(), "img")
-	testutil.Mkfs(t, img, size, args...)
+	checktest.Mkfs(t, img, size, args...)
 	return img
 }
 
 // checkBoth runs btrfs check --readonly (data checksums too) and our checker.
 func checkBoth(t testing.TB, img string) {
 	t.Helper()
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	checktest.Image(t, img)
 }
 
@@ -190,7 +190,7 @@ func TestENOSPCData(t *testing.T) {
 			verifyFiles(t, f, first)
 			t.Logf("first fill: %d MiB in %d files; %s", total(first)>>20, len(first), spaceLine(f))
 			must(t, f.Close())
-			checkBoth(t, img)
+			checktest.Image(t, img)
 			kernelVerify(t, img, first)
 
 			f = openImage(t, img, opts)
@@ -207,14 +207,14 @@ func TestENOSPCData(t *testing.T) {
 			}
 			notAborted(t, f)
 			must(t, f.Close())
-			checkBoth(t, img)
+			checktest.Image(t, img)
 
 			f = openImage(t, img, opts)
 			second := fillFiles(t, f, r, "b")
 			t.Logf("refill: %d MiB in %d files; %s", total(second)>>20, len(second), spaceLine(f))
 			verifyFiles(t, f, second)
 			must(t, f.Close())
-			checkBoth(t, img)
+			checktest.Image(t, img)
 			if total(second) < total(first)*9/10 {
 				t.Errorf("refilled %d bytes, first fill %d", total(second), total(first))
 			}
@@ -298,7 +298,7 @@ func TestENOSPCMetadata(t *testing.T) {
 	_, err = f.WriteAt(nid, 0, []byte("after deletions"))
 	must(t, err)
 	must(t, f.Close())
-	checkBoth(t, img)
+	checktest.Image(t, img)
 
 	f = openImage(t, img, Options{})
 	for i, id := range ids {
@@ -382,7 +382,7 @@ func TestRandomOpsFull(t *testing.T) {
 			g.reopen()
 			t.Logf("ENOSPC answers: %v; %s", g.noSpaces, spaceLine(g.f))
 			must(t, g.f.Close())
-			checkBoth(t, img)
+			checktest.Image(t, img)
 			if len(g.noSpaces) == 0 {
 				t.Errorf("the filesystem never ran full")
 			}

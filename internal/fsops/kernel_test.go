@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // describeHost describes a mounted tree the way model.describe does.
@@ -102,7 +102,7 @@ func TestKernelReadsAndExtends(t *testing.T) {
 				}
 			}
 			testutil.Unmount(t, mnt)
-			btrfsCheck(t, g.img)
+			checktest.Image(t, g.img)
 
 			// and fsops reads and changes the kernel's work
 			f := openImage(t, g.img, Options{})
@@ -121,7 +121,7 @@ func TestKernelReadsAndExtends(t *testing.T) {
 			must(t, err)
 			must(t, f.DeleteSubvolume(TopLevel, "kernel-snap"))
 			must(t, f.Close())
-			btrfsCheck(t, g.img)
+			checktest.Image(t, g.img)
 			mnt = testutil.LoopMount(t, g.img, "noatime")
 			got, err := os.ReadFile(filepath.Join(mnt, "kernel-file"))
 			must(t, err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
@@ -890,7 +891,7 @@ func (g *rig) reopen() {
 	if err := g.f.Close(); err != nil {
 		g.fatalf("close: %v", err)
 	}
-	btrfsCheck(g.t, g.img)
+	checktest.Image(g.t, g.img)
 	if publicReader != nil {
 		got, err := publicReader(g.img)
 		if err != nil {
@@ -955,6 +956,6 @@ func runRandom(t *testing.T, seed int64, io imageOpts, opts Options, nops int) *
 	}
 	g.reopen()
 	must(t, g.f.Close())
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	return g
 }

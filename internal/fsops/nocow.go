@@ -127,12 +127,12 @@ func (o *op) canNoCow(id ID, x *item.InodeItem, e *fext) (bool, error) {
 	return counted == ei.Refs, nil
 }
 
-// writeInPlace overwrites the disk bytes of e behind file range [a,
-// a+len(data)); a preallocated extent becomes regular there.
-// mirrors btrfs_mark_extent_written
-func (o *op) writeInPlace(id ID, x *item.InodeItem, e *fext, a uint64, data []byte) error {
+// markInPlace records data written over the disk bytes of e behind file
+// range [a, a+len(data)) (writeSegData): their checksums, and a
+// preallocated extent becomes regular there. mirrors btrfs_mark_extent_written
+func (o *op) markInPlace(id ID, x *item.InodeItem, e *fext, a uint64, data []byte) error {
 	addr := e.DiskBytenr + ondisk.LogicalAddr(e.Offset+(a-e.off))
-	if err := o.putData(x, addr, data); err != nil {
+	if err := o.putCsums(x, addr, data); err != nil {
 		return err
 	}
 	if e.Type != item.FileExtentPrealloc {

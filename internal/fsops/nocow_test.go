@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -66,7 +67,7 @@ func TestNoCow(t *testing.T) {
 			t.Fatal("snapshot sees a write made after it")
 		}
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 	})
 }
 

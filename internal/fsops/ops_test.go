@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -132,7 +133,7 @@ func TestNamespace(t *testing.T) {
 		}
 		check()
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 		f = openImage(t, img, Options{})
 		check()
 		must(t, f.Unlink(d, "a"))
@@ -141,7 +142,7 @@ func TestNamespace(t *testing.T) {
 		must(t, f.Rename(TopLevel, "empty", d, "e", 0))
 		must(t, f.Unlink(d, "dev"))
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 	})
 }
 
@@ -291,7 +292,7 @@ func TestWriteTruncateFallocate(t *testing.T) {
 				s.truncate(0)
 				s.write(0, 10, 'j')
 				must(t, f.Close())
-				btrfsCheck(t, img)
+				checktest.Image(t, img)
 				f = openImage(t, img, Options{Compress: alg})
 				s.f = f
 				s.check("reopen")
@@ -333,7 +334,7 @@ func TestClone(t *testing.T) {
 		sb.write(ss+10, 20, 'z') // COW of a shared extent
 		sa.check("after writing the clone")
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 	})
 }
 
@@ -355,7 +356,7 @@ func TestXattrsAndAttrs(t *testing.T) {
 			Mode: 0o4711, UID: 7, GID: 8, Atime: at, Mtime: at.Add(time.Second), Ctime: at.Add(2 * time.Second)})
 		must(t, err)
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 		f = openImage(t, img, Options{})
 		defer f.Close()
 		v, err := f.GetXattr(id, "user.a")
@@ -400,7 +401,7 @@ func TestManyLinks(t *testing.T) {
 				t.Fatalf("nlink %d, want %d", x.NLink, n+1)
 			}
 			must(t, f.Close())
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 			if o.features == "" && !strings.Contains(dumpTree(t, img, "fs"), "INODE_EXTREF") {
 				t.Fatal("no INODE_EXTREF items written")
 			}
@@ -409,7 +410,7 @@ func TestManyLinks(t *testing.T) {
 				must(t, f.Unlink(TopLevel, fmt.Sprintf("%s-%03d", strings.Repeat("l", 200), i)))
 			}
 			must(t, f.Close())
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 		})
 	}
 }
@@ -453,7 +454,7 @@ func TestSubvolumes(t *testing.T) {
 			t.Fatalf("subvolumes %v, want %v", paths, want)
 		}
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 		root := dumpTree(t, img, "fs")
 		if !strings.Contains(root, fmt.Sprintf("location key (%d ROOT_ITEM 0) type DIR", sv)) ||
 			!strings.Contains(root, fmt.Sprintf("location key (%d ROOT_ITEM 18446744073709551615) type DIR", snap)) {
@@ -468,6 +469,6 @@ func TestSubvolumes(t *testing.T) {
 			t.Fatal("subvolume file changed by its snapshot")
 		}
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 	})
 }

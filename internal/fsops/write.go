@@ -297,17 +297,40 @@ func (o *op) allocStore(st *store) error {
 	return nil
 }
 
-// applyStore changes the file as planned.
+// applyStore changes the file as planned. Every data write is issued
+// before any item changes, so a failed write (an I/O error) leaves the
+// file's items as they were; the new extents it allocated are given back
+// at commit. mirrors the kernel inserting file extent items only when the
+// ordered extent's I/O completed (btrfs_finish_ordered_io)
 func (o *op) applyStore(id ID, x *item.InodeItem, st *store) error {
+	for i := range st.segs {
+		if err := o.writeSegData(&st.segs[i]); err != nil {
+			return err
+		}
+	}
 	for i := range st.segs {
 		s := &st.segs[i]
 		if s.e != nil {
-			if err := o.writeInPlace(id, x, s.e, s.a, s.buf); err != nil {
+			if err := o.markInPlace(id, x, s.e, s.a, s.buf); err != nil {
 				return err
 			}
 			continue
 		}
 		if err := o.applyCow(id, x, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSegData writes a segment's disk bytes: in place behind its extent,
+// or to the extents planCow allocated.
+func (o *op) writeSegData(s *storeSeg) error {
+	if s.e != nil {
+		return o.writeData(s.e.DiskBytenr+ondisk.LogicalAddr(s.e.Offset+(s.a-s.e.off)), s.buf)
+	}
+	for _, p := range s.pieces {
+		if err := o.writeData(p.addr, p.disk); err != nil {
 			return err
 		}
 	}
@@ -387,7 +410,7 @@ func (o *op) applyCow(id ID, x *item.InodeItem, s *storeSeg) error {
 	}
 	x.NBytes -= freed
 	for _, p := range s.pieces {
-		if err := o.putData(x, p.addr, p.disk); err != nil {
+		if err := o.putCsums(x, p.addr, p.disk); err != nil {
 			return err
 		}
 		e := fext{p.off, item.FileExtentItem{Generation: ondisk.Generation(o.transid), RAMBytes: p.ram,
@@ -419,11 +442,17 @@ func (o *op) allocData(want uint64) (ondisk.LogicalAddr, uint64, error) {
 	}
 }
 
-// putData writes disk bytes and, unless the inode has NODATASUM, their checksums.
-func (o *op) putData(x *item.InodeItem, addr ondisk.LogicalAddr, disk []byte) error {
+// writeData writes disk bytes at addr.
+func (o *op) writeData(addr ondisk.LogicalAddr, disk []byte) error {
 	if err := o.h.WriteData(addr, disk); err != nil {
 		return fmt.Errorf("write data at %d: %w", addr, err)
 	}
+	return nil
+}
+
+// putCsums adds the checksums of disk bytes written at addr, unless the
+// inode has NODATASUM.
+func (o *op) putCsums(x *item.InodeItem, addr ondisk.LogicalAddr, disk []byte) error {
 	if x.Flags&item.InodeNoDataSum != 0 {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,7 +77,7 @@ func TestChattrLikeKernel(t *testing.T) {
 	const list = "lsattr -R . 2>&1 | sort"
 	shown := run(t, tm.dir, list)
 	tm.unmount()
-	btrfsCheck(t, oursImg)
+	checktest.Image(t, oursImg)
 	odir := testutil.LoopMount(t, oursImg, "ro")
 	if k := run(t, odir, list); k != shown {
 		t.Errorf("a kernel mount of our image shows other flags:\n%s", diffLines(shown, k))

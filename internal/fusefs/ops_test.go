@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"golang.org/x/sys/unix"
 )
@@ -246,7 +247,7 @@ func TestReadOnlyMount(t *testing.T) {
 		t.Errorf("read-write mount beside a read-only one: %v, want ErrLocked", err)
 	}
 	ro.unmount()
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 }
 
 // TestSecondMountRefused: the image lock refuses a second mount.
@@ -322,7 +323,7 @@ func TestFsyncDurable(t *testing.T) {
 	must(t, err)
 	must(t, os.WriteFile(crash, b, 0o644))
 	f.Close()
-	btrfsCheck(t, crash)
+	checktest.Image(t, crash)
 	ro := mountImage(t, crash, Options{ReadOnly: true})
 	got, err := os.ReadFile(ro.path("d"))
 	if err != nil || !bytes.Equal(got, data) {
@@ -350,5 +351,5 @@ func TestSubvolMount(t *testing.T) {
 	if _, err := New(img, t.TempDir(), Options{Subvol: "nope"}); err == nil {
 		t.Errorf("subvol=nope mounted")
 	}
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 }

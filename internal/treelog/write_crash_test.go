@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
@@ -150,7 +151,7 @@ func TestFsyncCrashPrefixes(t *testing.T) {
 		what := fmt.Sprintf("flush %d (op %d)", i, n)
 		dev := rec.StateAt(n)
 		writeImage(t, scratch, dev)
-		testutil.CheckImage(t, scratch)
+		checktest.Image(t, scratch)
 		verifyPrefix(t, what+" ours", files, want.durable, func(name string) ([]byte, error) {
 			// (each file's version 0 is its state before the first point it is in)
 			return readOurs(rec.StateAt(n), name)
@@ -161,7 +162,7 @@ func TestFsyncCrashPrefixes(t *testing.T) {
 				return os.ReadFile(filepath.Join(dir, name))
 			})
 			testutil.Unmount(t, dir)
-			testutil.CheckImage(t, scratch)
+			checktest.Image(t, scratch)
 		}
 	}
 	mustT(t, f.Close())

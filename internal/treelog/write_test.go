@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs/internal/check"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -358,15 +359,15 @@ func TestFsyncLogsInode(t *testing.T) {
 			} else if st.Commits[c.reason] != 1 || sb.LogRoot != 0 || sb.Generation == gen {
 				t.Fatalf("fsync: stats %+v, super log_root %d generation %d: want a commit for %q", st, sb.LogRoot, sb.Generation, c.reason)
 			}
-			testutil.CheckImage(t, crash, "--check-data-csum")
+			checktest.Image(t, crash)
 			ourCheck(t, crash)
 			// Our replay (internal/treelog Replay via OpenImage) on a copy.
 			ours := copyFile(t, crash)
 			checkOurs(t, ours, name, want)
-			testutil.CheckImage(t, ours, "--check-data-csum")
+			checktest.Image(t, ours)
 			if testutil.HaveRootLoop() {
 				checkKernel(t, crash, name, want)
-				testutil.CheckImage(t, crash, "--check-data-csum")
+				checktest.Image(t, crash)
 			}
 			// The next commit drops the log.
 			mustT(t, f.Commit())
@@ -374,7 +375,7 @@ func TestFsyncLogsInode(t *testing.T) {
 			if sb := readSuper(t, img); sb.LogRoot != 0 {
 				t.Fatalf("after commit: super log_root %d", sb.LogRoot)
 			}
-			testutil.CheckImage(t, img, "--check-data-csum")
+			checktest.Image(t, img)
 			ourCheck(t, img)
 		})
 	}

@@ -68,6 +68,13 @@ func (f *FS) commitLocked() error {
 		return f.abort(err)
 	}
 
+	//    A reader expects the root tree's root block at the superblock's
+	//    generation: a commit that would not touch the root tree (only the
+	//    superblock changed) rewrites one root item to COW it.
+	if err := f.touchRootTree(); err != nil {
+		return f.abort(fmt.Errorf("commit %d: %w", f.transid, err))
+	}
+
 	// 2. Settle: insert new chunks' items, run the delayed refs (extent
 	//    tree, free space tree, csums of freed data), write the root items
 	//    of moved roots and the block group items of changed groups, until a
@@ -125,6 +132,9 @@ func (f *FS) commitLocked() error {
 	//    read their written blocks through the cache, start the next one.
 	//    mirrors btrfs_finish_extent_commit
 	f.finish(sb)
+	if invariants {
+		f.checkCommitted(uint64(sb.Generation))
+	}
 	f.statsMu.Lock()
 	defer f.statsMu.Unlock()
 	f.stats.Commits++
@@ -180,6 +190,20 @@ func (f *FS) settle() (passes, heads int, err error) {
 		}
 	}
 	return passes, heads, fmt.Errorf("commit does not settle after %d passes", maxCommitPasses)
+}
+
+// touchRootTree marks the extent tree's root item for rewriting unless the
+// root tree's root block already belongs to this transaction.
+func (f *FS) touchRootTree() error {
+	if _, _, gen, _ := f.rootOf(ondisk.RootTreeObjectID); gen == f.transid {
+		return nil
+	}
+	ts, err := f.tree(ondisk.ExtentTreeObjectID)
+	if err != nil {
+		return err
+	}
+	ts.itemDirty = true
+	return nil
 }
 
 // updateRootItems writes the ROOT_ITEM of every tree whose root moved.

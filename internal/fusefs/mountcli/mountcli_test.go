@@ -6,12 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 )
 
 // gobtrfsBin builds cmd/gobtrfs once per test binary.
@@ -89,24 +90,6 @@ func unlocked(img string) bool {
 	return true
 }
 
-var checkError = regexp.MustCompile(`(?i)\b(error|corrupt|mismatch|invalid|wrong|missing|failed)`)
-
-func btrfsCheck(t *testing.T, img string) {
-	t.Helper()
-	if _, err := exec.LookPath("btrfs"); err != nil {
-		return
-	}
-	out, err := exec.Command("btrfs", "check", "--readonly", img).CombinedOutput()
-	for _, l := range strings.Split(string(out), "\n") {
-		if checkError.MatchString(l) && !strings.Contains(l, "no error found") {
-			t.Fatalf("btrfs check %s: %s\n%s", img, l, out)
-		}
-	}
-	if err != nil {
-		t.Fatalf("btrfs check %s: %v\n%s", img, err, out)
-	}
-}
-
 // unmountDir unmounts dir (as root with umount, else fusermount3 -u).
 func unmountDir(t *testing.T, dir string) {
 	t.Helper()
@@ -154,7 +137,7 @@ func TestDefaultMountBackground(t *testing.T) {
 	}
 	unmountDir(t, mnt)
 	waitFor(t, "the background mount to exit", func() bool { return unlocked(img) })
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 
 	// foreground, then SIGINT
 	fg := exec.Command(bin, "mount")
@@ -181,7 +164,7 @@ func TestDefaultMountBackground(t *testing.T) {
 	if !strings.Contains(stderr.String(), "written back and committed") {
 		t.Errorf("stderr: %s", stderr.String())
 	}
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	out, err = exec.Command(bin, "cat", img, "second").CombinedOutput()
 	if err != nil || string(out) != "buffered at SIGINT" {
 		t.Errorf("data written before SIGINT: %q %v", out, err)
@@ -226,7 +209,7 @@ func TestSignalWhileBusy(t *testing.T) {
 	if err := fg.Wait(); err != nil {
 		t.Fatalf("exit: %v\n%s", err, stderr.String())
 	}
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 }
 
 // TestMountHelper: mount(8) with -t fuse.gobtrfs runs
@@ -281,7 +264,7 @@ func TestMountHelper(t *testing.T) {
 	}
 	unmountDir(t, mnt)
 	waitFor(t, "the helper to exit", func() bool { return unlocked(img) })
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	// read-only through the helper too
 	out, err = exec.Command("mount", "-t", "fuse.gobtrfs", "-o", "ro", img, mnt).CombinedOutput()
 	if err != nil {
