@@ -301,10 +301,12 @@ func (w *RW) Link(oldname, newname string) error {
 }
 
 // Mknod makes a fifo, socket or device node (mode includes the type bits).
+// dev is the device number as btrfs stores it, major<<20 | minor (not the
+// stat(2) form of Stat.Rdev).
 func (w *RW) Mknod(name string, mode uint32, dev uint64) error {
 	dir, base, err := w.parent(name)
 	if err == nil {
-		_, err = w.f.Create(dir, base, mode, 0, 0, dev)
+		_, err = w.f.Create(dir, base, mode, 0, 0, ondisk.DevT(dev))
 	}
 	if err != nil {
 		return pathError("mknod", name, err)

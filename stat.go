@@ -1,6 +1,7 @@
 package gobtrfs
 
 import (
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 	"time"
 
@@ -32,22 +33,15 @@ type Stat struct {
 }
 
 // Major returns the device's major number.
-func (s *Stat) Major() uint32 { return uint32((s.Rdev>>8)&0xfff) | uint32((s.Rdev>>32)&^0xfff) }
+func (s *Stat) Major() uint32 { return ondisk.DecodeDevT(s.Rdev).Major() }
 
 // Minor returns the device's minor number.
-func (s *Stat) Minor() uint32 { return uint32(s.Rdev&0xff) | uint32((s.Rdev>>12)&^0xff) }
-
-// mkdev builds the stat(2) form of a device number (glibc's makedev).
-func mkdev(major, minor uint32) uint64 {
-	return uint64(major&0xfff)<<8 | uint64(major&^0xfff)<<32 | uint64(minor&0xff) | uint64(minor&^0xff)<<12
-}
+func (s *Stat) Minor() uint32 { return ondisk.DecodeDevT(s.Rdev).Minor() }
 
 func newStat(n node, x *item.InodeItem) *Stat {
-	// the kernel's dev_t in the item: MINORBITS = 20
-	rdev := mkdev(uint32(x.Rdev>>20), uint32(x.Rdev&0xfffff))
 	return &Stat{
 		Ino: uint64(n.ino), Subvol: uint64(n.subvol), Nlink: x.NLink, UID: x.UID, GID: x.GID,
-		Rdev: rdev, Size: int64(x.Size), Blocks: int64(x.NBytes / 512), NBytes: x.NBytes,
+		Rdev: x.Rdev.Encode(), Size: int64(x.Size), Blocks: int64(x.NBytes / 512), NBytes: x.NBytes,
 		Mode: x.Mode, Flags: x.Flags, Generation: x.Generation, Transid: x.Transid,
 		Atime: x.Atime.Time(), Mtime: x.Mtime.Time(), Ctime: x.Ctime.Time(), Otime: x.Otime.Time(),
 	}

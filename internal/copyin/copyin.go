@@ -5,6 +5,7 @@ package copyin
 import (
 	"errors"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io"
 	"os"
 	"path"
@@ -115,8 +116,7 @@ func (c *Copier) CopyIn(src string, dir fsops.ID, name, ipath string) error {
 			return pathErr(ipath, err)
 		}
 	case unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFCHR, unix.S_IFBLK:
-		rdev := uint64(unix.Major(st.Rdev))<<20 | uint64(unix.Minor(st.Rdev))
-		if id, err = fs.Create(dir, name, st.Mode, st.Uid, st.Gid, rdev); err != nil {
+		if id, err = fs.Create(dir, name, st.Mode, st.Uid, st.Gid, ondisk.DecodeDevT(st.Rdev)); err != nil {
 			return pathErr(ipath, err)
 		}
 	default:

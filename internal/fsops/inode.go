@@ -102,7 +102,7 @@ func (o *op) highestObjectID(root ondisk.ObjectID) (ondisk.ObjectID, error) {
 }
 
 // newInode creates the inode item of a new object. mirrors btrfs_new_inode (item part)
-func (o *op) newInode(id ID, mode, uid, gid uint32, rdev uint64, flags uint64) (*item.InodeItem, error) {
+func (o *op) newInode(id ID, mode, uid, gid uint32, rdev ondisk.DevT, flags uint64) (*item.InodeItem, error) {
 	x := &item.InodeItem{
 		Generation: o.transid, Transid: o.transid, NLink: 1,
 		UID: uid, GID: gid, Mode: mode, Rdev: rdev, Flags: flags, Sequence: 1,

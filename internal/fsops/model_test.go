@@ -28,7 +28,7 @@ var (
 type mnode struct {
 	mode     uint32
 	uid, gid uint32
-	rdev     uint64
+	rdev     ondisk.DevT
 	data     []byte
 	target   string
 	xattrs   map[string]string
@@ -379,7 +379,7 @@ func (g *rig) do(op string) {
 		case "mknod":
 			n.mode = []uint32{item.SIFIFO, item.SIFCHR, item.SIFBLK, item.SIFSOCK}[r.Intn(4)] | 0o640
 			if n.mode&item.SIFMT == item.SIFCHR || n.mode&item.SIFMT == item.SIFBLK {
-				n.rdev = uint64(r.Intn(300))<<20 | uint64(r.Intn(1<<20))
+				n.rdev = ondisk.MakeDevT(uint32(r.Intn(300)), uint32(r.Intn(1<<20)))
 			}
 			id, err = f.Create(d.node.id, name, n.mode, uid, gid, n.rdev)
 		}

@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
@@ -59,7 +60,7 @@ func (f *FS) ReadDir(dir ID) ([]Entry, error) {
 // Create makes a regular file, fifo, socket or device node (by the type bits
 // of mode; none means a regular file) called name in dir.
 // mirrors btrfs_create / btrfs_mknod
-func (f *FS) Create(dir ID, name string, mode, uid, gid uint32, rdev uint64) (ID, error) {
+func (f *FS) Create(dir ID, name string, mode, uid, gid uint32, rdev ondisk.DevT) (ID, error) {
 	if mode&item.SIFMT == 0 {
 		mode |= item.SIFREG
 	}
@@ -121,7 +122,7 @@ func (f *FS) Symlink(dir ID, name, target string, uid, gid uint32) (ID, error) {
 
 // create makes a new inode and links it as name in dir, reserving items
 // first. mirrors btrfs_create_new_inode
-func (o *op) create(dir ID, name string, mode, uid, gid uint32, rdev uint64, items int) (ID, *item.InodeItem, error) {
+func (o *op) create(dir ID, name string, mode, uid, gid uint32, rdev ondisk.DevT, items int) (ID, *item.InodeItem, error) {
 	if err := checkName(name); err != nil {
 		return ID{}, nil, err
 	}

@@ -3,6 +3,7 @@ package fsops_test
 import (
 	"crypto/sha256"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 	"path"
 
@@ -52,7 +53,7 @@ func describePublic(img string) (map[string]string, error) {
 				body = "-> " + target
 			default:
 				if st.Rdev != 0 {
-					body = fmt.Sprintf("rdev %d", uint64(st.Major())<<20|uint64(st.Minor()))
+					body = fmt.Sprintf("rdev %d", ondisk.DecodeDevT(st.Rdev))
 				}
 			}
 			xs, err := xattrsOf(f, p, fi)

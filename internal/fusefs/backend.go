@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -12,7 +13,7 @@ type attr struct {
 	Nlink  uint32
 	UID    uint32
 	GID    uint32
-	Rdev   uint64 // as btrfs stores it: major<<20 | minor
+	Rdev   ondisk.DevT
 	Size   uint64
 	NBytes uint64 // bytes of data the inode owns (st_blocks*512)
 	Atime  time.Time
@@ -61,27 +62,13 @@ type backend interface {
 	Close() error
 }
 
-// rdevToFuse converts btrfs's device number (major<<20 | minor) to the
-// encoding FUSE carries (the kernel's new_encode_dev).
-func rdevToFuse(r uint64) uint32 {
-	major, minor := uint32(r>>20), uint32(r&0xfffff)
-	return minor&0xff | major<<8 | (minor&^0xff)<<12
-}
-
-// rdevFromFuse inverts rdevToFuse (new_decode_dev) into btrfs's form.
-func rdevFromFuse(d uint32) uint64 {
-	major := (d & 0xfff00) >> 8
-	minor := d&0xff | (d>>12)&0xfff00
-	return uint64(major)<<20 | uint64(minor)
-}
-
 // fill copies a into a FUSE attribute.
 func (a *attr) fill(out *fuse.Attr, ino uint64) {
 	out.Ino = ino
 	out.Mode = a.Mode
 	out.Nlink = a.Nlink
 	out.Owner = fuse.Owner{Uid: a.UID, Gid: a.GID}
-	out.Rdev = rdevToFuse(a.Rdev)
+	out.Rdev = uint32(a.Rdev.Encode())
 	out.Size = a.Size
 	out.Blocks = (a.NBytes + 511) / 512
 	out.Blksize = 4096

@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
@@ -152,7 +153,7 @@ func (n *Node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 		return nil, errno
 	}
 	uid, gid, mode := n.owner(ctx, mode)
-	f, err := r.ops.Create(fid(n.id), name, mode, uid, gid, rdevFromFuse(dev))
+	f, err := r.ops.Create(fid(n.id), name, mode, uid, gid, ondisk.DecodeDevT(uint64(dev)))
 	if err != nil {
 		return nil, n.m.errnoOf("mknod "+name+" in", n.id, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io"
 	"io/fs"
 	"path"
@@ -90,14 +91,9 @@ func (b *roBackend) remember(id ID, p string) {
 }
 
 func attrOfStat(s *gobtrfs.Stat) attr {
-	return attr{Mode: s.Mode, Nlink: s.Nlink, UID: s.UID, GID: s.GID, Rdev: rdevFromStat(s),
+	return attr{Mode: s.Mode, Nlink: s.Nlink, UID: s.UID, GID: s.GID, Rdev: ondisk.DecodeDevT(s.Rdev),
 		Size: uint64(s.Size), NBytes: s.NBytes, Atime: s.Atime, Mtime: s.Mtime, Ctime: s.Ctime,
 		Gen: s.Generation, Flags: s.Flags}
-}
-
-// rdevFromStat turns the stat(2) form back into btrfs's major<<20 | minor.
-func rdevFromStat(s *gobtrfs.Stat) uint64 {
-	return uint64(s.Major())<<20 | uint64(s.Minor())
 }
 
 func (b *roBackend) lstat(p string) (ID, attr, error) {

@@ -236,7 +236,7 @@ func (p *populator) fill() {
 		p.check(f.Link(reg, links, "hard"))
 		_, err = f.Create(links, "fifo", item.SIFIFO|0o644, 0, 0, 0)
 		p.check(err)
-		_, err = f.Create(links, "chr", item.SIFCHR|0o600, 0, 0, 1<<20|3)
+		_, err = f.Create(links, "chr", item.SIFCHR|0o600, 0, 0, ondisk.MakeDevT(1, 3))
 		p.check(err)
 	}
 	// bait for restore (see the dup-over-symlink seeds): a symlink out of
