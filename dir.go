@@ -1,6 +1,7 @@
 package gobtrfs
 
 import (
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 
 	"github.com/gobtrfs/gobtrfs/internal/inode"
@@ -10,9 +11,9 @@ import (
 // entry's own inode (a symlink is not followed).
 type DirEntry struct {
 	fs     *FS
-	dir    node
+	dir    ondisk.InodeRef
 	e      inode.DirEntry
-	target node
+	target ondisk.InodeRef
 	err    error // resolving the entry failed; reported by Info
 }
 
@@ -53,22 +54,22 @@ func (d *DirEntry) Subvolume() (id uint64, ok bool) {
 
 // readDir calls fn for up to n entries (all if n < 0) of directory dir from
 // DIR_INDEX index from on, in index order; it returns the next index.
-func (f *FS) readDir(dir node, from uint64, n int, fn func(*DirEntry)) error {
+func (f *FS) readDir(dir ondisk.InodeRef, from uint64, n int, fn func(*DirEntry)) error {
 	_, err := f.readDirFrom(dir, from, n, fn)
 	return err
 }
 
-func (f *FS) readDirFrom(dir node, from uint64, n int, fn func(*DirEntry)) (uint64, error) {
-	if dir.empty {
+func (f *FS) readDirFrom(dir ondisk.InodeRef, from uint64, n int, fn func(*DirEntry)) (uint64, error) {
+	if dir.IsEmptySubvolDir() {
 		return from, nil
 	}
-	t, err := f.tree(dir.subvol)
+	t, err := f.tree(dir.Root)
 	if err != nil {
 		return from, err
 	}
 	next := from
 	count := 0
-	err = inode.ReadDir(t, dir.ino, from, func(e inode.DirEntry) bool {
+	err = inode.ReadDir(t, dir.Ino, from, func(e inode.DirEntry) bool {
 		if n >= 0 && count >= n {
 			return false
 		}

@@ -2,6 +2,7 @@ package gobtrfs
 
 import (
 	"errors"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io"
 	"io/fs"
 	"slices"
@@ -23,7 +24,7 @@ const (
 type File struct {
 	fs    *FS
 	name  string
-	n     node
+	n     ondisk.InodeRef
 	inode item.InodeItem
 
 	mu      sync.Mutex
@@ -47,11 +48,9 @@ var (
 	_ io.Seeker      = (*File)(nil)
 )
 
-func (f *FS) newFile(name string, n node, x item.InodeItem) *File {
+func (f *FS) newFile(name string, n ondisk.InodeRef, x item.InodeItem) *File {
 	return &File{fs: f, name: name, n: n, inode: x}
 }
-
-func (f *File) id() extentmap.InodeID { return extentmap.InodeID{Subvol: f.n.subvol, Ino: f.n.ino} }
 
 func (f *File) isDir() bool { return f.inode.Mode&item.SIFMT == item.SIFDIR }
 
@@ -236,7 +235,7 @@ func (f *File) ReadDir(n int) ([]fs.DirEntry, error) {
 }
 
 // CachedExtents returns how many extent mappings of this inode are cached.
-func (f *File) CachedExtents() int { return f.fs.extents.Entries(f.id()) }
+func (f *File) CachedExtents() int { return f.fs.extents.Entries(f.n) }
 
 // Sys returns the file's *Stat.
 func (f *File) Sys() *Stat { return newStat(f.n, &f.inode) }

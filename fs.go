@@ -29,7 +29,7 @@ type FS struct {
 	info    *fsinfo.FSInfo
 	dev     blockdev.Device
 	opts    Options
-	root    node
+	root    ondisk.InodeRef
 	extents *extentmap.Cache
 	csums   *datacsum.Tree   // nil without a csum tree
 	data    *fileread.Engine // reads file extents: verified, other copy tried, cached
@@ -97,7 +97,7 @@ func openDevice(dev blockdev.Device, opts *Options) (*FS, error) {
 	if _, err := f.tree(id); err != nil {
 		return nil, fmt.Errorf("open subvolume %d: %w", id, err)
 	}
-	f.root = node{subvol: id, ino: ondisk.FirstFreeObjectID}
+	f.root = ondisk.InodeRef{Root: id, Ino: ondisk.FirstFreeObjectID}
 	return f, nil
 }
 

@@ -1,6 +1,7 @@
 package gobtrfs
 
 import (
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 	"slices"
 	"strings"
@@ -98,12 +99,12 @@ func (f *FS) ReadLink(name string) (string, error) {
 }
 
 // readlink reads the target of symlink n.
-func (f *FS) readlink(n node, x *item.InodeItem) (string, error) {
-	t, err := f.tree(n.subvol)
+func (f *FS) readlink(n ondisk.InodeRef, x *item.InodeItem) (string, error) {
+	t, err := f.tree(n.Root)
 	if err != nil {
 		return "", err
 	}
-	e, err := inode.SymlinkTarget(t, n.ino)
+	e, err := inode.SymlinkTarget(t, n.Ino)
 	if err != nil {
 		return "", err
 	}
@@ -140,14 +141,14 @@ func (f *FS) GetXattr(name, attr string) ([]byte, error) {
 	if err != nil {
 		return nil, pathErr("getxattr", name, err)
 	}
-	if r.n.empty {
+	if r.n.IsEmptySubvolDir() {
 		return nil, pathErr("getxattr", name, fs.ErrNotExist)
 	}
-	t, err := f.tree(r.n.subvol)
+	t, err := f.tree(r.n.Root)
 	if err != nil {
 		return nil, pathErr("getxattr", name, err)
 	}
-	v, err := inode.GetXattr(t, r.n.ino, attr)
+	v, err := inode.GetXattr(t, r.n.Ino, attr)
 	if err != nil {
 		return nil, pathErr("getxattr", name, err)
 	}
@@ -183,13 +184,13 @@ func (f *FS) xattrs(name string) ([]inode.Xattr, error) {
 	return f.nodeXattrs(r.n)
 }
 
-func (f *FS) nodeXattrs(n node) ([]inode.Xattr, error) {
-	if n.empty {
+func (f *FS) nodeXattrs(n ondisk.InodeRef) ([]inode.Xattr, error) {
+	if n.IsEmptySubvolDir() {
 		return nil, nil
 	}
-	t, err := f.tree(n.subvol)
+	t, err := f.tree(n.Root)
 	if err != nil {
 		return nil, err
 	}
-	return inode.Xattrs(t, n.ino)
+	return inode.Xattrs(t, n.Ino)
 }

@@ -3,6 +3,7 @@ package gobtrfs
 import (
 	"github.com/gobtrfs/gobtrfs/internal/extentmap"
 	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // readAheadSpans is how many following extents of the same leaf a cache
@@ -11,19 +12,18 @@ const readAheadSpans = 16
 
 // mapping returns the whole extent of n containing file offset off, from the
 // cache or, on a miss, from the subvolume tree (then cached).
-func (f *FS) mapping(n node, off uint64) (extentmap.Extent, error) {
-	id := extentmap.InodeID{Subvol: n.subvol, Ino: n.ino}
-	if e, ok := f.extents.Lookup(id, off); ok {
+func (f *FS) mapping(n ondisk.InodeRef, off uint64) (extentmap.Extent, error) {
+	if e, ok := f.extents.Lookup(n, off); ok {
 		return e, nil
 	}
-	if n.empty {
+	if n.IsEmptySubvolDir() {
 		return extentmap.Extent{Start: 0, End: ^uint64(0), Kind: extentmap.Hole}, nil
 	}
-	t, err := f.tree(n.subvol)
+	t, err := f.tree(n.Root)
 	if err != nil {
 		return extentmap.Extent{}, err
 	}
-	spans, err := inode.MapAt(t, n.ino, off, readAheadSpans)
+	spans, err := inode.MapAt(t, n.Ino, off, readAheadSpans)
 	if err != nil {
 		return extentmap.Extent{}, err
 	}
@@ -31,7 +31,7 @@ func (f *FS) mapping(n node, off uint64) (extentmap.Extent, error) {
 	for i, s := range spans {
 		exts[i] = toExtent(s)
 	}
-	f.extents.Insert(id, exts...)
+	f.extents.Insert(n, exts...)
 	return exts[0], nil
 }
 
@@ -73,7 +73,8 @@ type ExtentCacheStats struct {
 	Evictions int64
 }
 
-// InodeKey names an inode across subvolumes.
+// InodeKey names an inode across subvolumes: Stat's Subvol and Ino. It is
+// the public form of the engines' ondisk.InodeRef.
 type InodeKey struct {
 	Subvol uint64
 	Ino    uint64
@@ -90,7 +91,7 @@ func (f *FS) ExtentCacheStats() ExtentCacheStats {
 func (f *FS) ExtentCacheEntries() map[InodeKey]int {
 	out := map[InodeKey]int{}
 	for id, n := range f.extents.InodeEntries() {
-		out[InodeKey{uint64(id.Subvol), uint64(id.Ino)}] = n
+		out[InodeKey{Subvol: uint64(id.Root), Ino: uint64(id.Ino)}] = n
 	}
 	return out
 }

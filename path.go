@@ -1,6 +1,7 @@
 package gobtrfs
 
 import (
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 	"path"
 	"strings"
@@ -14,13 +15,13 @@ const maxSymlinks = 40
 
 // resolved is the result of a path walk.
 type resolved struct {
-	n     node
+	n     ondisk.InodeRef
 	inode item.InodeItem
 	name  string // base name for FileInfo
 }
 
 type walkStep struct {
-	n     node
+	n     ondisk.InodeRef
 	inode item.InodeItem
 }
 
@@ -95,17 +96,17 @@ func splitPath(p string) []string {
 }
 
 // lookupEntry finds name in directory dir: the entry and the node it names.
-func (f *FS) lookupEntry(dir node, name string) (inode.DirEntry, node, error) {
-	if dir.empty {
-		return inode.DirEntry{}, node{}, fs.ErrNotExist
+func (f *FS) lookupEntry(dir ondisk.InodeRef, name string) (inode.DirEntry, ondisk.InodeRef, error) {
+	if dir.IsEmptySubvolDir() {
+		return inode.DirEntry{}, ondisk.InodeRef{}, fs.ErrNotExist
 	}
-	t, err := f.tree(dir.subvol)
+	t, err := f.tree(dir.Root)
 	if err != nil {
-		return inode.DirEntry{}, node{}, err
+		return inode.DirEntry{}, ondisk.InodeRef{}, err
 	}
-	e, err := inode.Lookup(t, dir.ino, name)
+	e, err := inode.Lookup(t, dir.Ino, name)
 	if err != nil {
-		return inode.DirEntry{}, node{}, err
+		return inode.DirEntry{}, ondisk.InodeRef{}, err
 	}
 	n, err := f.child(dir, e)
 	return e, n, err

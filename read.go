@@ -2,6 +2,7 @@ package gobtrfs
 
 import (
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/datacsum"
@@ -13,8 +14,8 @@ import (
 // readData fills p with file bytes of n from off (the caller clipped p to
 // i_size). Regular extents are read by the shared engine (internal/fileread):
 // checksums verified, the other copy tried, compressed extents inflated once.
-func (f *FS) readData(n node, x *item.InodeItem, p []byte, off uint64) (int, error) {
-	in := fileread.Inode{Subvol: uint64(n.subvol), Ino: uint64(n.ino), NoDataSum: x != nil && x.Flags&item.InodeNoDataSum != 0}
+func (f *FS) readData(n ondisk.InodeRef, x *item.InodeItem, p []byte, off uint64) (int, error) {
+	in := fileread.Inode{InodeRef: n, NoDataSum: x != nil && x.Flags&item.InodeNoDataSum != 0}
 	sums := f.dataCsums()
 	done := 0
 	for done < len(p) {
@@ -55,7 +56,7 @@ func (f *FS) dataCsums() *datacsum.Tree {
 }
 
 // inlineData returns an inline extent's file bytes, decompressed.
-func (f *FS) inlineData(n node, e *item.FileExtentItem) ([]byte, error) {
+func (f *FS) inlineData(n ondisk.InodeRef, e *item.FileExtentItem) ([]byte, error) {
 	if e.Compression == 0 {
 		return e.Inline, nil
 	}
@@ -66,7 +67,7 @@ func (f *FS) inlineData(n node, e *item.FileExtentItem) ([]byte, error) {
 	return out, nil
 }
 
-func (f *FS) readInline(n node, e *extentmap.Extent, p []byte, off uint64) error {
+func (f *FS) readInline(n ondisk.InodeRef, e *extentmap.Extent, p []byte, off uint64) error {
 	data := e.Inline
 	if e.Compression != 0 {
 		fe := item.FileExtentItem{Compression: e.Compression, RAMBytes: e.RAMBytes, Inline: e.Inline}

@@ -81,9 +81,9 @@ func split(name string) []string {
 
 // resolve walks parts from the top directory, following symlinks in all but
 // the last component (and in the last when follow is set).
-func (w *RW) resolve(parts []string, follow bool, depth int) (fsops.ID, item.InodeItem, error) {
+func (w *RW) resolve(parts []string, follow bool, depth int) (ondisk.InodeRef, item.InodeItem, error) {
 	if depth > 40 {
-		return fsops.ID{}, item.InodeItem{}, syscall.ELOOP
+		return ondisk.InodeRef{}, item.InodeItem{}, syscall.ELOOP
 	}
 	cur := fsops.TopLevel
 	x, err := w.f.Stat(cur)
@@ -138,10 +138,10 @@ func (w *RW) resolve(parts []string, follow bool, depth int) (fsops.ID, item.Ino
 }
 
 // parent resolves the directory holding name and returns the last component.
-func (w *RW) parent(name string) (fsops.ID, string, error) {
+func (w *RW) parent(name string) (ondisk.InodeRef, string, error) {
 	parts := split(name)
 	if len(parts) == 0 {
-		return fsops.ID{}, "", syscall.EEXIST
+		return ondisk.InodeRef{}, "", syscall.EEXIST
 	}
 	dir, x, err := w.resolve(parts[:len(parts)-1], true, 0)
 	if err != nil {
@@ -153,7 +153,7 @@ func (w *RW) parent(name string) (fsops.ID, string, error) {
 	return dir, parts[len(parts)-1], nil
 }
 
-func (w *RW) lookup(name string, follow bool) (fsops.ID, item.InodeItem, error) {
+func (w *RW) lookup(name string, follow bool) (ondisk.InodeRef, item.InodeItem, error) {
 	return w.resolve(split(name), follow, 0)
 }
 
@@ -203,7 +203,7 @@ func (w *RW) WriteFile(name string, data []byte, perm fs.FileMode) error {
 
 // openFile returns the regular file name, creating it when missing;
 // truncate empties an existing one.
-func (w *RW) openFile(name string, perm fs.FileMode, truncate bool) (fsops.ID, error) {
+func (w *RW) openFile(name string, perm fs.FileMode, truncate bool) (ondisk.InodeRef, error) {
 	id, x, err := w.lookup(name, true)
 	if errors.Is(err, syscall.ENOENT) {
 		dir, base, perr := w.parent(name)
@@ -288,7 +288,7 @@ func (w *RW) Symlink(target, newname string) error {
 func (w *RW) Link(oldname, newname string) error {
 	id, _, err := w.lookup(oldname, false)
 	if err == nil {
-		var dir fsops.ID
+		var dir ondisk.InodeRef
 		var base string
 		if dir, base, err = w.parent(newname); err == nil {
 			err = w.f.Link(id, dir, base)
@@ -317,7 +317,7 @@ func (w *RW) Mknod(name string, mode uint32, dev uint64) error {
 // Remove removes a file, an empty directory or an empty subvolume.
 func (w *RW) Remove(name string) error {
 	_, x, err := w.lookup(name, false)
-	var dir fsops.ID
+	var dir ondisk.InodeRef
 	var base string
 	if err == nil {
 		dir, base, err = w.parent(name)
@@ -386,7 +386,7 @@ const (
 func (w *RW) RenameFlags(oldname, newname string, flags uint32) error {
 	sd, sb, err := w.parent(oldname)
 	if err == nil {
-		var dd fsops.ID
+		var dd ondisk.InodeRef
 		var db string
 		if dd, db, err = w.parent(newname); err == nil {
 			err = w.f.Rename(sd, sb, dd, db, flags)
@@ -467,7 +467,7 @@ const (
 func (w *RW) Clone(src string, srcOff int64, dst string, dstOff, length int64) error {
 	s, _, err := w.lookup(src, true)
 	if err == nil {
-		var d fsops.ID
+		var d ondisk.InodeRef
 		if d, err = w.openFile(dst, 0o644, false); err == nil {
 			err = w.f.Clone(s, uint64(srcOff), d, uint64(dstOff), uint64(length))
 		}
@@ -528,7 +528,7 @@ func (w *RW) Snapshot(src, name string, readonly bool) error {
 		err = fmt.Errorf("%s is not a subvolume", src)
 	}
 	if err == nil {
-		var dir fsops.ID
+		var dir ondisk.InodeRef
 		var base string
 		if dir, base, err = w.parent(name); err == nil {
 			_, err = w.f.Snapshot(ondisk.ObjectID(sid.Root), dir, base, readonly)

@@ -38,9 +38,9 @@ func (s *Stat) Major() uint32 { return ondisk.DecodeDevT(s.Rdev).Major() }
 // Minor returns the device's minor number.
 func (s *Stat) Minor() uint32 { return ondisk.DecodeDevT(s.Rdev).Minor() }
 
-func newStat(n node, x *item.InodeItem) *Stat {
+func newStat(n ondisk.InodeRef, x *item.InodeItem) *Stat {
 	return &Stat{
-		Ino: uint64(n.ino), Subvol: uint64(n.subvol), Nlink: x.NLink, UID: x.UID, GID: x.GID,
+		Ino: uint64(n.Ino), Subvol: uint64(n.Root), Nlink: x.NLink, UID: x.UID, GID: x.GID,
 		Rdev: x.Rdev.Encode(), Size: int64(x.Size), Blocks: int64(x.NBytes / 512), NBytes: x.NBytes,
 		Mode: x.Mode, Flags: x.Flags, Generation: x.Generation, Transid: x.Transid,
 		Atime: x.Atime.Time(), Mtime: x.Mtime.Time(), Ctime: x.Ctime.Time(), Otime: x.Otime.Time(),
@@ -60,7 +60,7 @@ func (fi *fileInfo) ModTime() time.Time { return fi.st.Mtime }
 func (fi *fileInfo) IsDir() bool        { return fi.st.Mode&item.SIFMT == item.SIFDIR }
 func (fi *fileInfo) Sys() any           { return fi.st }
 
-func (f *FS) statNode(name string, n node) (*fileInfo, error) {
+func (f *FS) statNode(name string, n ondisk.InodeRef) (*fileInfo, error) {
 	x, err := f.inode(n)
 	if err != nil {
 		return nil, err

@@ -178,7 +178,7 @@ func (f *FS) DefaultSubvolume() (uint64, error) {
 }
 
 // Root returns the ID of the subvolume this FS presents as "/".
-func (f *FS) Root() uint64 { return uint64(f.root.subvol) }
+func (f *FS) Root() uint64 { return uint64(f.root.Root) }
 
 // pickRoot chooses the subvolume to open from the options.
 func (f *FS) pickRoot() (ondisk.ObjectID, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io"
 	"path"
 	"strings"
@@ -72,7 +73,7 @@ func splitImagePath(p string) []string {
 
 // lookup resolves an image path, following symlinks in all but the last
 // component (and in the last too when follow is set).
-func (m *imgFS) lookup(p string, follow bool) (fsops.ID, item.InodeItem, error) {
+func (m *imgFS) lookup(p string, follow bool) (ondisk.InodeRef, item.InodeItem, error) {
 	id, x, err := m.walk(fsops.TopLevel, splitImagePath(p), follow, 0)
 	if err != nil {
 		return id, x, pathErr(p, err)
@@ -80,7 +81,7 @@ func (m *imgFS) lookup(p string, follow bool) (fsops.ID, item.InodeItem, error) 
 	return id, x, nil
 }
 
-func (m *imgFS) walk(cur fsops.ID, parts []string, follow bool, depth int) (fsops.ID, item.InodeItem, error) {
+func (m *imgFS) walk(cur ondisk.InodeRef, parts []string, follow bool, depth int) (ondisk.InodeRef, item.InodeItem, error) {
 	x, err := m.fs.Stat(cur)
 	if err != nil {
 		return cur, x, err
@@ -134,10 +135,10 @@ func (m *imgFS) walk(cur fsops.ID, parts []string, follow bool, depth int) (fsop
 
 // lookupParent resolves the directory that holds the last component of p
 // and returns it with that name.
-func (m *imgFS) lookupParent(p string) (fsops.ID, string, error) {
+func (m *imgFS) lookupParent(p string) (ondisk.InodeRef, string, error) {
 	parts := splitImagePath(p)
 	if len(parts) == 0 {
-		return fsops.ID{}, "", fmt.Errorf("%s: the top-level directory has no parent", p)
+		return ondisk.InodeRef{}, "", fmt.Errorf("%s: the top-level directory has no parent", p)
 	}
 	dir, x, err := m.walk(fsops.TopLevel, parts[:len(parts)-1], true, 0)
 	if err != nil {

@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 	"time"
 
@@ -35,7 +36,7 @@ type SetAttr struct {
 
 // Setattr changes an inode's attributes; the ctime becomes now unless
 // given. A new mode rewrites the access ACL (acl.go). mirrors btrfs_setattr
-func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
+func (f *FS) Setattr(id ondisk.InodeRef, a SetAttr) (item.InodeItem, error) {
 	var out item.InodeItem
 	err := f.run(func(o *op) error {
 		x, err := o.writableInode(id)
@@ -110,7 +111,7 @@ func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
 // setFlags changes inode flags the way FS_IOC_SETFLAGS does for the btrfs
 // specific bits: NODATACOW only on empty files, and it implies NODATASUM.
 // mirrors btrfs_fileattr_set
-func (o *op) setFlags(id ID, x *item.InodeItem, fl uint64) error {
+func (o *op) setFlags(id ondisk.InodeRef, x *item.InodeItem, fl uint64) error {
 	const settable = item.InodeNoDataSum | item.InodeNoDataCow | item.InodeNoCompress | item.InodeCompress |
 		item.InodeSync | item.InodeImmutable | item.InodeAppend | item.InodeNoDump | item.InodeNoAtime | item.InodeDirSync
 	if fl&^settable != 0 {

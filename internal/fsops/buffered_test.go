@@ -28,7 +28,7 @@ var nocowMiBFlag = flag.Int("nocowmib", 64, "MiB of buffered 4 KiB writes into t
 // reaches limit bytes, handing over the reservation it holds.
 type bufferedFile struct {
 	f          *FS
-	id         ID
+	id         ondisk.InodeRef
 	checkFirst bool
 	limit      int
 
@@ -39,7 +39,7 @@ type bufferedFile struct {
 	accepted, nocow, refused int
 }
 
-func newBufferedFile(f *FS, id ID, limit int, checkFirst bool) *bufferedFile {
+func newBufferedFile(f *FS, id ondisk.InodeRef, limit int, checkFirst bool) *bufferedFile {
 	return &bufferedFile{f: f, id: id, limit: limit, checkFirst: checkFirst, buf: make([]byte, 0, limit)}
 }
 
@@ -114,7 +114,7 @@ func fillPage(p []byte, off int64) {
 }
 
 // extentsOf lists the file extents of id.
-func extentsOf(t *testing.T, f *FS, id ID) []fext {
+func extentsOf(t *testing.T, f *FS, id ondisk.InodeRef) []fext {
 	t.Helper()
 	var es []fext
 	must(t, f.run(func(o *op) error {
@@ -355,7 +355,7 @@ func TestReserveDataConcurrent(t *testing.T) {
 	f := openImage(t, img, Options{})
 	const writers = 4
 	type result struct {
-		id    ID
+		id    ondisk.InodeRef
 		bytes int64
 		err   error
 	}
@@ -401,7 +401,7 @@ func TestReserveDataConcurrent(t *testing.T) {
 		}
 		results <- result{other, off, nil}
 	}()
-	sizes := map[ID]int64{}
+	sizes := map[ondisk.InodeRef]int64{}
 	for i := 0; i < writers+1; i++ {
 		r := <-results
 		if r.err != nil {

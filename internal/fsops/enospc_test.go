@@ -233,7 +233,7 @@ func TestENOSPCMetadata(t *testing.T) {
 	content := func(i int) []byte { return bytes.Repeat([]byte{byte(i), byte(i >> 8)}, 1000) }
 	dir, err := f.Mkdir(TopLevel, "d", 0o755, 0, 0)
 	must(t, err)
-	var ids []ID
+	var ids []ondisk.InodeRef
 	var full error
 	for i := 0; full == nil; i++ {
 		id, err := f.Create(dir, fmt.Sprintf("m%05d", i), 0o644, 0, 0, 0)
@@ -395,7 +395,7 @@ func TestRandomOpsFull(t *testing.T) {
 // xattrs the metadata; then a little of each goes.
 func (g *rig) prefill() {
 	t, f := g.t, g.f
-	add := func(dir *mnode, name string, id ID, mode uint32) *mnode {
+	add := func(dir *mnode, name string, id ondisk.InodeRef, mode uint32) *mnode {
 		n := &mnode{mode: mode, xattrs: map[string]string{}, id: id}
 		if mode&item.SIFMT == item.SIFDIR {
 			n.kids = map[string]*mnode{}

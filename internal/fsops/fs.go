@@ -18,14 +18,6 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
-// ID names an inode: the subvolume tree it lives in and its number.
-type ID struct {
-	Root ondisk.ObjectID
-	Ino  ondisk.ObjectID
-}
-
-func (id ID) String() string { return fmt.Sprintf("%d:%d", uint64(id.Root), uint64(id.Ino)) }
-
 // RootDirIno is the inode number of every subvolume's top directory.
 const RootDirIno = ondisk.FirstFreeObjectID
 
@@ -60,7 +52,7 @@ type FS struct {
 
 	mu        sync.Mutex
 	nextIno   map[ondisk.ObjectID]ondisk.ObjectID // per tree: next free inode number
-	nextIndex map[ID]uint64                       // per directory: next DIR_INDEX
+	nextIndex map[ondisk.InodeRef]uint64          // per directory: next DIR_INDEX
 	// touched holds the data extents whose references changed since our
 	// last commit, and by whom: the extent tree does not show them
 	// yet, so they are overwritten in place only when this inode alone
@@ -95,7 +87,7 @@ func New(fi *fsinfo.FSInfo, t *txn.FS, opts Options) *FS {
 		noHoles:    sb.IncompatFlags&ondisk.IncompatNoHoles != 0,
 		extref:     sb.IncompatFlags&ondisk.IncompatExtendedIref != 0,
 		nextIno:    map[ondisk.ObjectID]ondisk.ObjectID{},
-		nextIndex:  map[ID]uint64{},
+		nextIndex:  map[ondisk.InodeRef]uint64{},
 		touched:    map[ondisk.LogicalAddr]refOwner{},
 	}
 }

@@ -35,7 +35,7 @@ type mnode struct {
 	kids     map[string]*mnode // directories
 	subvol   ondisk.ObjectID   // set on the root directory of a subvolume
 	readonly bool
-	id       ID
+	id       ondisk.InodeRef
 	times    *[3]time.Time // atime, mtime, ctime when set explicitly and untouched since
 }
 
@@ -50,7 +50,7 @@ type model struct {
 // place is a name in a directory of the model, with where it lives.
 type place struct {
 	dir      *mnode
-	dirID    ID
+	dirID    ondisk.InodeRef
 	name     string
 	node     *mnode
 	path     string
@@ -362,7 +362,7 @@ func (g *rig) do(op string) {
 			want = syscall.EEXIST
 		}
 		n := &mnode{uid: uid, gid: gid, xattrs: map[string]string{}}
-		var id ID
+		var id ondisk.InodeRef
 		var err error
 		switch op {
 		case "create":
@@ -641,7 +641,7 @@ func (g *rig) do(op string) {
 		id, err := f.CreateSubvolume(d.node.id, name, 0o755, uid, gid)
 		if g.expect("create subvolume", err, want) {
 			d.node.kids[name] = &mnode{mode: item.SIFDIR | 0o755, uid: uid, gid: gid, xattrs: map[string]string{},
-				kids: map[string]*mnode{}, subvol: id, id: ID{id, RootDirIno}}
+				kids: map[string]*mnode{}, subvol: id, id: ondisk.InodeRef{Root: id, Ino: RootDirIno}}
 			g.touch(d.node)
 		}
 	case "delsubvol":
@@ -684,7 +684,7 @@ func copyTree(n *mnode, root ondisk.ObjectID, seen map[*mnode]*mnode) *mnode {
 		return c
 	}
 	c := *n
-	c.id = ID{root, n.id.Ino}
+	c.id = ondisk.InodeRef{Root: root, Ino: n.id.Ino}
 	c.data = append([]byte(nil), n.data...)
 	c.xattrs = map[string]string{}
 	for k, v := range n.xattrs {
@@ -798,8 +798,8 @@ func (g *rig) verify(what string) {
 	g.t.Helper()
 	links := g.m.nlinks()
 	got := map[string]string{}
-	var walk func(dir ID, n *mnode, path string)
-	walk = func(dir ID, n *mnode, path string) {
+	var walk func(dir ondisk.InodeRef, n *mnode, path string)
+	walk = func(dir ondisk.InodeRef, n *mnode, path string) {
 		ents, err := g.f.ReadDir(dir)
 		if err != nil {
 			g.fatalf("%s: readdir %s: %v", what, path, err)

@@ -28,8 +28,8 @@ type attr struct {
 type dirent struct {
 	Name  string
 	Index uint64
-	Mode  uint32 // type bits only (S_IFDIR...)
-	ID    ID     // what it names
+	Mode  uint32          // type bits only (S_IFDIR...)
+	ID    ondisk.InodeRef // what it names
 }
 
 // statfs is what statfs(2) reports, in bytes.
@@ -41,24 +41,24 @@ type statfs struct {
 // backend is what both sides of the mount serve: reads by ID. Errors are
 // the lower layers' own; the nodes turn them into errnos.
 type backend interface {
-	Root() ID
-	Getattr(id ID) (attr, error)
-	Lookup(dir ID, name string) (ID, attr, error)
+	Root() ondisk.InodeRef
+	Getattr(id ondisk.InodeRef) (attr, error)
+	Lookup(dir ondisk.InodeRef, name string) (ondisk.InodeRef, attr, error)
 	// ReadDir calls fn for each entry of dir with Index >= from, in index
 	// order, until fn returns false.
-	ReadDir(dir ID, from uint64, fn func(dirent) bool) error
+	ReadDir(dir ondisk.InodeRef, from uint64, fn func(dirent) bool) error
 	// ReadAt reads the on-disk bytes of id at off; n < len(p) at the end
 	// of the on-disk file.
-	ReadAt(id ID, p []byte, off int64) (int, error)
-	Readlink(id ID) (string, error)
-	ListXattr(id ID) ([]string, error)
-	GetXattr(id ID, name string) ([]byte, error)
+	ReadAt(id ondisk.InodeRef, p []byte, off int64) (int, error)
+	Readlink(id ondisk.InodeRef) (string, error)
+	ListXattr(id ondisk.InodeRef) ([]string, error)
+	GetXattr(id ondisk.InodeRef, name string) ([]byte, error)
 	// SeekData returns the first offset >= off with data (data) or in a
 	// hole (!data), ENXIO past the end; holes and prealloc are holes.
-	SeekData(id ID, off int64, data bool) (int64, error)
+	SeekData(id ondisk.InodeRef, off int64, data bool) (int64, error)
 	Statfs() (statfs, error)
 	// Forget drops per-inode state the backend keeps (open files).
-	Forget(id ID)
+	Forget(id ondisk.InodeRef)
 	Close() error
 }
 

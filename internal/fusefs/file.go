@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"encoding/binary"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 	"time"
 
@@ -256,14 +257,14 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if v != 0 {
 			return 0, syscall.EOPNOTSUPP
 		}
-		_, err := r.ops.Setattr(fid(n.id), fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
+		_, err := r.ops.Setattr(n.id, fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
 		return 0, n.m.errnoOf("setflags", n.id, err)
 	}
 	return 0, syscall.ENOTTY
 }
 
 // inodeFlags returns the BTRFS_INODE_* flags of id.
-func (m *fsys) inodeFlags(id ID) (uint64, error) {
+func (m *fsys) inodeFlags(id ondisk.InodeRef) (uint64, error) {
 	a, err := m.b.Getattr(id)
 	return a.Flags, err
 }

@@ -66,10 +66,10 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 		go r.flusher()
 	}
 	rootID := m.b.Root()
-	m.ids = newInoMap(rootID.Subvol)
+	m.ids = newInoMap(rootID.Root)
 	ra, err := m.b.Getattr(rootID)
 	if err == nil && ra.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-		err = fmt.Errorf("inode %d of subvolume %d has mode %#o, not a directory: %w", rootID.Ino, rootID.Subvol, ra.Mode, diskio.ErrCorrupt)
+		err = fmt.Errorf("inode %d of subvolume %d has mode %#o, not a directory: %w", rootID.Ino, rootID.Root, ra.Mode, diskio.ErrCorrupt)
 	}
 	if err != nil {
 		mt.closeBackend()

@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -33,7 +34,7 @@ func (n *Node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	return n.m.newChild(ctx, n, id, &a, out), 0
 }
 
-func (m *fsys) lookup(dir ID, name string) (ID, attr, error) {
+func (m *fsys) lookup(dir ondisk.InodeRef, name string) (ondisk.InodeRef, attr, error) {
 	if m.rw != nil {
 		return m.rw.lookupOverlay(dir, name)
 	}
@@ -128,6 +129,6 @@ func (m *fsys) statfs() (statfs, error) {
 func (n *Node) OnForget() {
 	n.m.b.Forget(n.id)
 	if n.m.rw != nil {
-		n.m.rw.cache.Forget(key(n.id))
+		n.m.rw.cache.Forget(n.id)
 	}
 }

@@ -3,6 +3,7 @@ package fusefs
 import (
 	"bytes"
 	"errors"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,9 +35,9 @@ func withSubvol(t *testing.T, img string) {
 	t.Helper()
 	f, err := fsops.OpenImage(img, fsops.Options{})
 	must(t, err)
-	id, err := f.CreateSubvolume(fsops.ID{Root: 5, Ino: fsops.RootDirIno}, "sub", 0o755, 0, 0)
+	id, err := f.CreateSubvolume(ondisk.InodeRef{Root: 5, Ino: fsops.RootDirIno}, "sub", 0o755, 0, 0)
 	must(t, err)
-	fid, err := f.Create(fsops.ID{Root: id, Ino: fsops.RootDirIno}, "f", 0o644, 0, 0, 0)
+	fid, err := f.Create(ondisk.InodeRef{Root: id, Ino: fsops.RootDirIno}, "f", 0o644, 0, 0, 0)
 	must(t, err)
 	_, err = f.WriteAt(fid, 0, []byte("in a subvolume"))
 	must(t, err)

@@ -22,13 +22,13 @@ import (
 // in the root package would make this map unnecessary.
 type roBackend struct {
 	fs   *gobtrfs.FS
-	root ID
+	root ondisk.InodeRef
 	sf   statfs
 	warn func(string)
 
 	mu    sync.Mutex
-	paths map[ID]string
-	files map[ID]*gobtrfs.File // open regular files, for ReadAt and SEEK_DATA
+	paths map[ondisk.InodeRef]string
+	files map[ondisk.InodeRef]*gobtrfs.File // open regular files, for ReadAt and SEEK_DATA
 }
 
 // openRO opens image read-only through the read side.
@@ -38,14 +38,14 @@ func openRO(image string, o *Options, warn func(string)) (*roBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &roBackend{fs: f, warn: warn, paths: map[ID]string{}, files: map[ID]*gobtrfs.File{}}
+	b := &roBackend{fs: f, warn: warn, paths: map[ondisk.InodeRef]string{}, files: map[ondisk.InodeRef]*gobtrfs.File{}}
 	st, err := f.Lstat(".")
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	s := st.Sys().(*gobtrfs.Stat)
-	b.root = ID{s.Subvol, s.Ino}
+	b.root = ondisk.InodeRef{Root: ondisk.ObjectID(s.Subvol), Ino: ondisk.ObjectID(s.Ino)}
 	b.paths[b.root] = "."
 	if b.sf, err = superStatfs(image); err != nil {
 		f.Close()
@@ -70,9 +70,9 @@ func superStatfs(image string) (statfs, error) {
 	return statfs{Total: sb.TotalBytes, Free: free, Avail: free, BlockSize: sb.SectorSize}, nil
 }
 
-func (b *roBackend) Root() ID { return b.root }
+func (b *roBackend) Root() ondisk.InodeRef { return b.root }
 
-func (b *roBackend) path(id ID) (string, error) {
+func (b *roBackend) path(id ondisk.InodeRef) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p, ok := b.paths[id]
@@ -82,7 +82,7 @@ func (b *roBackend) path(id ID) (string, error) {
 	return p, nil
 }
 
-func (b *roBackend) remember(id ID, p string) {
+func (b *roBackend) remember(id ondisk.InodeRef, p string) {
 	b.mu.Lock()
 	if _, ok := b.paths[id]; !ok {
 		b.paths[id] = p
@@ -96,16 +96,16 @@ func attrOfStat(s *gobtrfs.Stat) attr {
 		Gen: s.Generation, Flags: s.Flags}
 }
 
-func (b *roBackend) lstat(p string) (ID, attr, error) {
+func (b *roBackend) lstat(p string) (ondisk.InodeRef, attr, error) {
 	fi, err := b.fs.Lstat(p)
 	if err != nil {
-		return ID{}, attr{}, err
+		return ondisk.InodeRef{}, attr{}, err
 	}
 	s := fi.Sys().(*gobtrfs.Stat)
-	return ID{s.Subvol, s.Ino}, attrOfStat(s), nil
+	return ondisk.InodeRef{Root: ondisk.ObjectID(s.Subvol), Ino: ondisk.ObjectID(s.Ino)}, attrOfStat(s), nil
 }
 
-func (b *roBackend) Getattr(id ID) (attr, error) {
+func (b *roBackend) Getattr(id ondisk.InodeRef) (attr, error) {
 	p, err := b.path(id)
 	if err != nil {
 		return attr{}, err
@@ -114,15 +114,15 @@ func (b *roBackend) Getattr(id ID) (attr, error) {
 	return a, err
 }
 
-func (b *roBackend) Lookup(dir ID, name string) (ID, attr, error) {
+func (b *roBackend) Lookup(dir ondisk.InodeRef, name string) (ondisk.InodeRef, attr, error) {
 	dp, err := b.path(dir)
 	if err != nil {
-		return ID{}, attr{}, err
+		return ondisk.InodeRef{}, attr{}, err
 	}
 	p := path.Join(dp, name)
 	if !fs.ValidPath(p) {
 		// the read side takes io/fs paths: valid UTF-8 only
-		return ID{}, attr{}, fmt.Errorf("lookup %q: name is not valid UTF-8: %w", name, syscall.ENOENT)
+		return ondisk.InodeRef{}, attr{}, fmt.Errorf("lookup %q: name is not valid UTF-8: %w", name, syscall.ENOENT)
 	}
 	id, a, err := b.lstat(p)
 	if err == nil {
@@ -131,7 +131,7 @@ func (b *roBackend) Lookup(dir ID, name string) (ID, attr, error) {
 	return id, a, err
 }
 
-func (b *roBackend) ReadDir(dir ID, from uint64, fn func(dirent) bool) error {
+func (b *roBackend) ReadDir(dir ondisk.InodeRef, from uint64, fn func(dirent) bool) error {
 	dp, err := b.path(dir)
 	if err != nil {
 		return err
@@ -153,7 +153,7 @@ func (b *roBackend) ReadDir(dir ID, from uint64, fn func(dirent) bool) error {
 				d := dirent{Name: e.Name(), Index: idx, Mode: modeOfType(e.Type())}
 				if fi, err := e.Info(); err == nil {
 					s := fi.Sys().(*gobtrfs.Stat)
-					d.ID = ID{s.Subvol, s.Ino}
+					d.ID = ondisk.InodeRef{Root: ondisk.ObjectID(s.Subvol), Ino: ondisk.ObjectID(s.Ino)}
 					d.Mode = s.Mode &^ 0o7777
 				}
 				if !fn(d) {
@@ -181,7 +181,7 @@ func (b *roBackend) ReadDir(dir ID, from uint64, fn func(dirent) bool) error {
 
 // partialDir ends a listing that met damage: with entries listed it is a
 // log line and the listing stands, with none it is the error.
-func partialDir(dir ID, listed bool, damage error, warn func(string)) error {
+func partialDir(dir ondisk.InodeRef, listed bool, damage error, warn func(string)) error {
 	if damage == nil {
 		return nil
 	}
@@ -213,7 +213,7 @@ func modeOfType(t fs.FileMode) uint32 {
 }
 
 // file returns the open read-side file of id.
-func (b *roBackend) file(id ID) (*gobtrfs.File, error) {
+func (b *roBackend) file(id ondisk.InodeRef) (*gobtrfs.File, error) {
 	b.mu.Lock()
 	f := b.files[id]
 	p, ok := b.paths[id]
@@ -238,7 +238,7 @@ func (b *roBackend) file(id ID) (*gobtrfs.File, error) {
 	return f, nil
 }
 
-func (b *roBackend) ReadAt(id ID, p []byte, off int64) (int, error) {
+func (b *roBackend) ReadAt(id ondisk.InodeRef, p []byte, off int64) (int, error) {
 	f, err := b.file(id)
 	if err != nil {
 		return 0, err
@@ -250,7 +250,7 @@ func (b *roBackend) ReadAt(id ID, p []byte, off int64) (int, error) {
 	return n, err
 }
 
-func (b *roBackend) SeekData(id ID, off int64, data bool) (int64, error) {
+func (b *roBackend) SeekData(id ondisk.InodeRef, off int64, data bool) (int64, error) {
 	f, err := b.file(id)
 	if err != nil {
 		return 0, err
@@ -261,7 +261,7 @@ func (b *roBackend) SeekData(id ID, off int64, data bool) (int64, error) {
 	return f.SeekHole(off)
 }
 
-func (b *roBackend) Readlink(id ID) (string, error) {
+func (b *roBackend) Readlink(id ondisk.InodeRef) (string, error) {
 	p, err := b.path(id)
 	if err != nil {
 		return "", err
@@ -269,7 +269,7 @@ func (b *roBackend) Readlink(id ID) (string, error) {
 	return b.fs.ReadLink(p)
 }
 
-func (b *roBackend) ListXattr(id ID) ([]string, error) {
+func (b *roBackend) ListXattr(id ondisk.InodeRef) ([]string, error) {
 	p, err := b.path(id)
 	if err != nil {
 		return nil, err
@@ -277,7 +277,7 @@ func (b *roBackend) ListXattr(id ID) ([]string, error) {
 	return b.fs.ListXattr(p)
 }
 
-func (b *roBackend) GetXattr(id ID, name string) ([]byte, error) {
+func (b *roBackend) GetXattr(id ondisk.InodeRef, name string) ([]byte, error) {
 	p, err := b.path(id)
 	if err != nil {
 		return nil, err
@@ -291,7 +291,7 @@ func (b *roBackend) GetXattr(id ID, name string) ([]byte, error) {
 
 func (b *roBackend) Statfs() (statfs, error) { return b.sf, nil }
 
-func (b *roBackend) Forget(id ID) {
+func (b *roBackend) Forget(id ondisk.InodeRef) {
 	b.mu.Lock()
 	f := b.files[id]
 	delete(b.files, id)

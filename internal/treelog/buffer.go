@@ -48,7 +48,7 @@ type wItem struct {
 // inodeLog holds the items of one logged inode (and the checksums of its
 // new data), in key order. Its slices are reused from fsync to fsync.
 type inodeLog struct {
-	id    InodeID
+	id    ondisk.InodeRef
 	items []wItem
 	csums []wItem // EXTENT_CSUM items (keyed as in the csum tree)
 	arena []byte

@@ -14,12 +14,6 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
-// InodeID names an inode for the log writer: subvolume tree and number.
-type InodeID struct {
-	Subvol ondisk.ObjectID
-	Ino    ondisk.ObjectID
-}
-
 // Writer writes the log trees of one filesystem: fsync of a regular file
 // copies the inode's items (inode item, refs, xattrs, file extents with the
 // holes between them, and the checksums of its new data) into its
@@ -43,8 +37,8 @@ type Writer struct {
 	buf     scratch
 	cur     extentCursor
 	transid ondisk.Generation // transaction of the current log
-	logged  []InodeID         // inodes in the log, sorted
-	stores  map[InodeID]*inodeLog
+	logged  []ondisk.InodeRef // inodes in the log, sorted
+	stores  map[ondisk.InodeRef]*inodeLog
 	blocks  []ondisk.LogicalAddr // blocks of the log on disk
 	nodes   []*diskio.Node       // block buffers, reused
 	order   []wRef               // build scratch, reused
@@ -57,12 +51,12 @@ func NewWriter(f *txn.FS) *Writer {
 	sb := f.Info.Super
 	return &Writer{f: f, nodesize: int(sb.NodeSize), ss: uint64(sb.SectorSize),
 		noHoles: sb.IncompatFlags&ondisk.IncompatNoHoles != 0, csumSize: f.Info.Csum.Size(),
-		stores: map[InodeID]*inodeLog{}}
+		stores: map[ondisk.InodeRef]*inodeLog{}}
 }
 
 // Fsync makes inode id durable: through the log when it can, else by
 // calling commit. The caller has written the inode's dirty data back.
-func (w *Writer) Fsync(id InodeID, commit func() error) error {
+func (w *Writer) Fsync(id ondisk.InodeRef, commit func() error) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	// Seed 000: the scratch leaf exists before the handle (our tree lock).
@@ -129,7 +123,7 @@ func addrsOf(ns []*diskio.Node) []ondisk.LogicalAddr {
 
 // logAll copies id and every inode logged before in this transaction into
 // their stores. A non-empty reason says why the log cannot be used.
-func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
+func (w *Writer) logAll(h *txn.Handle, id ondisk.InodeRef) (string, error) {
 	i := sort.Search(len(w.logged), func(i int) bool { return !lessID(w.logged[i], id) })
 	fresh := i == len(w.logged) || w.logged[i] != id
 	reason, changed, err := w.check(h, id)
@@ -143,7 +137,7 @@ func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
 		return ReasonNewChunk, nil
 	}
 	if fresh {
-		w.logged = append(w.logged, InodeID{})
+		w.logged = append(w.logged, ondisk.InodeRef{})
 		copy(w.logged[i+1:], w.logged[i:])
 		w.logged[i] = id
 	}
@@ -163,8 +157,8 @@ func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
 	return "", nil
 }
 
-func lessID(a, b InodeID) bool {
-	return a.Subvol < b.Subvol || a.Subvol == b.Subvol && a.Ino < b.Ino
+func lessID(a, b ondisk.InodeRef) bool {
+	return a.Root < b.Root || a.Root == b.Root && a.Ino < b.Ino
 }
 
 // check decides whether id can be logged: a regular file that exists in
@@ -172,21 +166,21 @@ func lessID(a, b InodeID) bool {
 // reports whether its inode item changed in the running transaction.
 // mirrors the btrfs_inode_in_log / need_log_inode / last_unlink_trans checks,
 // simplified: every name change falls back to a commit
-func (w *Writer) check(h *txn.Handle, id InodeID) (reason string, changed bool, err error) {
-	t, err := h.Tree(id.Subvol)
+func (w *Writer) check(h *txn.Handle, id ondisk.InodeRef) (reason string, changed bool, err error) {
+	t, err := h.Tree(id.Root)
 	if err != nil {
 		return "", false, err
 	}
 	data, ok, err := t.Lookup(ondisk.Key{ObjectID: id.Ino, Type: ondisk.InodeItemKey})
 	if err != nil {
-		return "", false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+		return "", false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Root, err)
 	}
 	if !ok {
 		return ReasonDeleted, false, nil
 	}
 	ii, err := item.DecodeInodeItem(data)
 	if err != nil {
-		return "", false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+		return "", false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Root, err)
 	}
 	switch ii.Mode & item.SIFMT {
 	case item.SIFREG:
@@ -196,7 +190,7 @@ func (w *Writer) check(h *txn.Handle, id InodeID) (reason string, changed bool, 
 		return ReasonNotRegular, false, nil
 	}
 	changed = ondisk.Generation(ii.Transid) == h.Transid()
-	ct, err := committedTree(h, w.f, id.Subvol)
+	ct, err := committedTree(h, w.f, id.Root)
 	if err != nil {
 		return "", false, err
 	}
@@ -208,13 +202,13 @@ func (w *Writer) check(h *txn.Handle, id InodeID) (reason string, changed bool, 
 	}
 	if _, ok, err := ct.Lookup(ondisk.Key{ObjectID: id.Ino, Type: ondisk.InodeItemKey}); err != nil || !ok {
 		if err != nil {
-			return "", false, fmt.Errorf("log inode %d: read committed subvolume %d: %w", id.Ino, id.Subvol, err)
+			return "", false, fmt.Errorf("log inode %d: read committed subvolume %d: %w", id.Ino, id.Root, err)
 		}
 		return ReasonNewInode, false, nil
 	}
 	same, err := sameRefs(t, ct, id.Ino)
 	if err != nil {
-		return "", false, fmt.Errorf("log inode %d of subvolume %d: compare names: %w", id.Ino, id.Subvol, err)
+		return "", false, fmt.Errorf("log inode %d of subvolume %d: compare names: %w", id.Ino, id.Root, err)
 	}
 	if !same {
 		return ReasonNames, false, nil
@@ -266,8 +260,8 @@ func sameRefs(a, b *ctree.Tree, ino ondisk.ObjectID) (bool, error) {
 
 // copyInode copies id's items from the running subvolume tree into its
 // store, with the checksums of its new data extents.
-func (w *Writer) copyInode(h *txn.Handle, id InodeID) error {
-	t, err := h.Tree(id.Subvol)
+func (w *Writer) copyInode(h *txn.Handle, id ondisk.InodeRef) error {
+	t, err := h.Tree(id.Root)
 	if err != nil {
 		return err
 	}
@@ -280,7 +274,7 @@ func (w *Writer) copyInode(h *txn.Handle, id InodeID) error {
 	w.cur.reset()
 	w.cur.noHoles, w.cur.ss, w.cur.transid = w.noHoles, w.ss, h.Transid()
 	if err := w.copyItems(t, l); err != nil {
-		return fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+		return fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Root, err)
 	}
 	w.cur.finish(l)
 	cs, err := h.Tree(ondisk.CsumTreeObjectID)
@@ -289,7 +283,7 @@ func (w *Writer) copyInode(h *txn.Handle, id InodeID) error {
 	}
 	for _, r := range w.cur.news {
 		if err := w.copyCsums(cs, l, r); err != nil {
-			return fmt.Errorf("log inode %d of subvolume %d: checksums of %d+%d: %w", id.Ino, id.Subvol, uint64(r.start), r.n, err)
+			return fmt.Errorf("log inode %d of subvolume %d: checksums of %d+%d: %w", id.Ino, id.Root, uint64(r.start), r.n, err)
 		}
 	}
 	return nil

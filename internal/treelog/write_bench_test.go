@@ -2,6 +2,7 @@ package treelog_test
 
 import (
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -31,7 +32,7 @@ func BenchmarkWritersWhileFsync(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			var ids []fsops.ID
+			var ids []ondisk.InodeRef
 			for i := 0; i < 9; i++ {
 				id, err := f.Create(topDir, fmt.Sprintf("f%d", i), 0o100644, 0, 0, 0)
 				if err != nil {

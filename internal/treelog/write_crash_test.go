@@ -3,6 +3,7 @@ package treelog_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 // first of them that must survive (the last one fsync'd or committed).
 type crashFile struct {
 	name     string
-	id       fsops.ID
+	id       ondisk.InodeRef
 	versions [][]byte
 	durable  int // index in versions
 }

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var topDir = fsops.ID{Root: ondisk.FSTreeObjectID, Ino: fsops.RootDirIno}
+var topDir = ondisk.InodeRef{Root: ondisk.FSTreeObjectID, Ino: fsops.RootDirIno}
 
 // fileState is what the test expects of file a after the fsync.
 type fileState struct {
@@ -30,7 +30,7 @@ type fileState struct {
 type logCase struct {
 	name       string
 	path       string // the file fsync'd (default d/a)
-	change     func(t *testing.T, f *fsops.FS, a fsops.ID) fileState
+	change     func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState
 	wantLogged bool   // the fsync used the log tree
 	logged     uint64 // fsyncs through the log (default 1 when wantLogged)
 	reason     string // else: the fallback reason counted
@@ -47,26 +47,26 @@ var original = []byte("committed content of a\n")
 
 func logCases() []logCase {
 	return []logCase{
-		{name: "overwrite", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "overwrite", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			_, err := f.WriteAt(a, 0, []byte("OVERWRITTEN"))
 			mustT(t, err)
 			return fileState{data: append([]byte("OVERWRITTEN"), original[11:]...)}
 		}},
-		{name: "append", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "append", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			more := bytes.Repeat([]byte("appended "), 2000)
 			_, err := f.WriteAt(a, uint64(len(original)), more)
 			mustT(t, err)
 			return fileState{data: append(append([]byte(nil), original...), more...)}
 		}},
-		{name: "xattr", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "xattr", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			mustT(t, f.SetXattr(a, "user.logged", []byte("yes"), 0))
 			return fileState{data: original, xattr: map[string]string{"user.logged": "yes"}}
 		}},
-		{name: "truncate", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "truncate", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			mustT(t, f.Truncate(a, 5))
 			return fileState{data: original[:5]}
 		}},
-		{name: "hole", path: "d/h", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "hole", path: "d/h", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// committed extents replaced by a hole (NO_HOLES: no item says
 			// so in the tree): the log must carry the hole.
 			d, _, err := f.Lookup(topDir, "d")
@@ -81,7 +81,7 @@ func logCases() []logCase {
 			copy(data[8192:], "middle")
 			return fileState{data: data}
 		}},
-		{name: "compressed", path: "d/h", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "compressed", path: "d/h", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// a zstd extent over committed data: the log carries the
 			// compressed extent and the checksums of its disk bytes.
 			h := lookupPath(t, f, "d/h")
@@ -94,7 +94,7 @@ func logCases() []logCase {
 			copy(data[4096:], z)
 			return fileState{data: data}
 		}},
-		{name: "fsync-twice", wantLogged: true, logged: 2, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "fsync-twice", wantLogged: true, logged: 2, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// a is logged, then changed and logged again: the second log
 			// replaces the first (whose blocks are freed).
 			_, err := f.WriteAt(a, 0, []byte("FIRST"))
@@ -108,7 +108,7 @@ func logCases() []logCase {
 			copy(data[100000:], "SECOND")
 			return fileState{data: data}
 		}},
-		{name: "logged-then-renamed", reason: "logged-inode-changed", change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "logged-then-renamed", reason: "logged-inode-changed", change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// b is logged, then renamed: the next fsync (of a) must not
 			// replay b's old name from the log: it commits instead.
 			b, _, err := f.Lookup(topDir, "b")
@@ -121,7 +121,7 @@ func logCases() []logCase {
 			mustT(t, err)
 			return fileState{data: append([]byte("A"), original[1:]...)}
 		}},
-		{name: "new-file", path: "d/c", reason: "new-inode", change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "new-file", path: "d/c", reason: "new-inode", change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			d, _, err := f.Lookup(topDir, "d")
 			mustT(t, err)
 			c, err := f.Create(d, "c", 0o100644, 0, 0, 0)
@@ -130,7 +130,7 @@ func logCases() []logCase {
 			mustT(t, err)
 			return fileState{data: []byte("new file")}
 		}},
-		{name: "rename", path: "d/renamed", reason: "names-changed", change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "rename", path: "d/renamed", reason: "names-changed", change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			d, _, err := f.Lookup(topDir, "d")
 			mustT(t, err)
 			mustT(t, f.Rename(d, "a", d, "renamed", 0))
@@ -142,7 +142,7 @@ func logCases() []logCase {
 }
 
 // newLoggedImage makes an image with d/a committed (content original).
-func newLoggedImage(t *testing.T) (string, *fsops.FS, fsops.ID) {
+func newLoggedImage(t *testing.T) (string, *fsops.FS, ondisk.InodeRef) {
 	img := filepath.Join(t.TempDir(), "img")
 	testutil.Mkfs(t, img, 512<<20)
 	f, err := fsops.OpenImage(img, fsops.Options{})
@@ -171,7 +171,7 @@ func newLoggedImage(t *testing.T) (string, *fsops.FS, fsops.ID) {
 }
 
 // lookupPath resolves a slash-separated path from the top directory.
-func lookupPath(t *testing.T, f *fsops.FS, name string) fsops.ID {
+func lookupPath(t *testing.T, f *fsops.FS, name string) ondisk.InodeRef {
 	t.Helper()
 	id := topDir
 	for _, p := range strings.Split(name, "/") {
