@@ -55,7 +55,7 @@ func OpenRW(path string, opts *RWOptions) (*RW, error) {
 		return nil, err
 	}
 	if opts.CommitInterval > 0 {
-		f.T.StartCommitTimer(opts.CommitInterval)
+		f.StartCommitTimer(opts.CommitInterval)
 	}
 	return &RW{f: f}, nil
 }

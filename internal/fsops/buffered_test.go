@@ -128,7 +128,7 @@ func extentsOf(t *testing.T, f *FS, id ondisk.InodeRef) []fext {
 // dataAvail is the data space writes can still get: free in data groups
 // plus the device space new data chunks can take.
 func dataAvail(f *FS) uint64 {
-	g := f.T.Groups()
+	g := f.tx.Groups()
 	return g.Space(ondisk.BlockGroupData).Free + g.Device().Unallocated()
 }
 

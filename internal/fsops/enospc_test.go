@@ -71,14 +71,14 @@ func kernelVerify(t *testing.T, img string, want map[string][]byte) {
 // notAborted fails the test when the filesystem gave up a transaction.
 func notAborted(t testing.TB, f *FS) {
 	t.Helper()
-	if err := f.T.Aborted(); err != nil {
+	if err := f.tx.Aborted(); err != nil {
 		t.Fatalf("filesystem aborted: %v", err)
 	}
 }
 
 // spaceLine describes the block groups for the test log.
 func spaceLine(f *FS) string {
-	g := f.T.Groups()
+	g := f.tx.Groups()
 	d, m := g.Space(ondisk.BlockGroupData), g.Space(ondisk.BlockGroupMetadata)
 	return fmt.Sprintf("data %d/%d MiB used, metadata %d/%d KiB used, device unallocated %d MiB",
 		d.Used>>20, d.Total>>20, m.Used>>10, m.Total>>10, g.Device().Unallocated()>>20)

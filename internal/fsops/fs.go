@@ -32,14 +32,14 @@ type Options struct {
 	Now func() time.Time
 	// Warn receives notices of the data reader (a bad copy replaced by the
 	// other, a sector no copy holds intact); nil collects them with the
-	// open's other notices (FI.Warnings).
+	// open's other notices (fsinfo.FSInfo.Warnings).
 	Warn func(string)
 }
 
 // FS applies file and directory operations to an open, writable filesystem.
 type FS struct {
-	T  *txn.FS
-	FI *fsinfo.FSInfo
+	tx   *txn.FS
+	info *fsinfo.FSInfo
 
 	opts       Options
 	sectorSize uint64
@@ -80,7 +80,7 @@ func New(fi *fsinfo.FSInfo, t *txn.FS, opts Options) *FS {
 		warn = fi.R.Warn
 	}
 	return &FS{
-		T: t, FI: fi, opts: opts,
+		tx: t, info: fi, opts: opts,
 		data:       fileread.New(fi.R, fileread.Options{Warn: warn}),
 		sectorSize: uint64(sb.SectorSize),
 		nodeSize:   sb.NodeSize,
@@ -111,7 +111,7 @@ func (f *FS) Commit() error {
 
 // commitLocked commits; the caller holds f.mu.
 func (f *FS) commitLocked() error {
-	if err := f.T.Commit(); err != nil {
+	if err := f.tx.Commit(); err != nil {
 		return err
 	}
 	clear(f.touched)
@@ -160,7 +160,7 @@ func (f *FS) runReserved(rsv uint64, fn func(o *op) error) error {
 }
 
 func (f *FS) runOnce(rsv uint64, retried bool, fn func(o *op) error) error {
-	h, err := f.T.Begin()
+	h, err := f.tx.Begin()
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 
 // logWriter returns the filesystem's log tree writer.
 func (f *FS) logWriter() *treelog.Writer {
-	f.logOnce.Do(func() { f.log = treelog.NewWriter(f.T) })
+	f.logOnce.Do(func() { f.log = treelog.NewWriter(f.tx) })
 	return f.log
 }
 

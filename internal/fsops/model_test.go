@@ -171,7 +171,7 @@ func (g *rig) fatalf(format string, args ...any) {
 func (g *rig) expect(what string, err error, want syscall.Errno) bool {
 	g.t.Helper()
 	if g.noSpace {
-		if aerr := g.f.T.Aborted(); aerr != nil {
+		if aerr := g.f.tx.Aborted(); aerr != nil {
 			g.fatalf("%s: filesystem aborted: %v", what, aerr)
 		}
 		if want == 0 && errors.Is(err, syscall.ENOSPC) {

@@ -115,7 +115,7 @@ func (o *op) readExtent(id ondisk.InodeRef, x *item.InodeItem, e *fext, pos uint
 		if err != nil {
 			return fmt.Errorf("read data of %v at %d: %w", id, pos, err)
 		}
-		sums = &datacsum.Tree{T: t, SectorSize: uint32(o.f.sectorSize), Type: o.f.FI.Csum}
+		sums = &datacsum.Tree{T: t, SectorSize: uint32(o.f.sectorSize), Type: o.f.info.Csum}
 	}
 	return o.f.data.Read(in, sums, &fileread.Extent{Start: e.off, DiskBytenr: e.DiskBytenr,
 		DiskNumBytes: e.DiskNumBytes, Offset: e.Offset, RAMBytes: e.RAMBytes, Compression: e.Compression}, dst, pos)

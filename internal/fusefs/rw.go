@@ -1,7 +1,6 @@
 package fusefs
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
-	"github.com/gobtrfs/gobtrfs/internal/inode"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/gobtrfs/gobtrfs/internal/pagecache"
@@ -135,14 +133,11 @@ func (r *rwState) pickSubvol(o *Options) (ondisk.ObjectID, error) {
 		}
 		return 0, fmt.Errorf("subvol=%s: %w", o.Subvol, fs.ErrNotExist)
 	}
-	e, err := inode.Lookup(r.ops.FI.RootTree, ondisk.RootTreeDirObjectID, "default")
-	if errors.Is(err, fs.ErrNotExist) {
-		return ondisk.FSTreeObjectID, nil
-	}
+	id, err := r.ops.DefaultSubvolume()
 	if err != nil {
 		return 0, fmt.Errorf("default subvolume: %w", err)
 	}
-	return e.Location.ObjectID, nil
+	return id, nil
 }
 
 // lock returns id's data lock.
@@ -201,14 +196,13 @@ func (r *rwState) getattr(id ondisk.InodeRef) (attr, error) {
 // space in data block groups plus unallocated device space, less what is
 // buffered and not yet allocated.
 func (r *rwState) statfs() (statfs, error) {
-	sb := r.ops.T.Super()
-	free := r.dataFree()
+	total, free, bs := r.ops.Space()
 	dirty := uint64(max(r.cache.Stats().DirtyBytes, 0))
 	free -= min(free, dirty)
-	return statfs{Total: sb.TotalBytes, Free: free, Avail: free, BlockSize: sb.SectorSize}, nil
+	return statfs{Total: total, Free: free, Avail: free, BlockSize: bs}, nil
 }
 
 func (r *rwState) dataFree() uint64 {
-	g := r.ops.T.Groups()
-	return g.Space(ondisk.BlockGroupData).Free + g.Device().Unallocated()
+	_, free, _ := r.ops.Space()
+	return free
 }

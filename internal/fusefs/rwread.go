@@ -7,7 +7,6 @@ import (
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
-	"github.com/gobtrfs/gobtrfs/internal/inode"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -119,47 +118,9 @@ func (r *rwState) GetXattr(id ondisk.InodeRef, name string) ([]byte, error) {
 	return v, err
 }
 
-// SeekData looks the extents up in the running transaction's tree (fsops
-// has no seek of its own yet); callers write the inode back first.
+// SeekData sees the running transaction; callers write the inode back first.
 func (r *rwState) SeekData(id ondisk.InodeRef, off int64, data bool) (int64, error) {
-	x, err := r.ops.Stat(id)
-	if err != nil {
-		return 0, err
-	}
-	size := int64(x.Size)
-	if off < 0 || off >= size {
-		return 0, syscall.ENXIO
-	}
-	h, err := r.ops.T.Begin()
-	if err != nil {
-		return 0, err
-	}
-	defer h.End()
-	t, err := h.Tree(id.Root)
-	if err != nil {
-		return 0, err
-	}
-	for pos := uint64(off); pos < uint64(size); {
-		spans, err := inode.MapAt(t, id.Ino, pos, 16)
-		if err != nil {
-			return 0, err
-		}
-		if len(spans) == 0 {
-			break
-		}
-		for _, s := range spans {
-			isData := s.Extent != nil && (s.Extent.Type == inode.ExtentInline ||
-				s.Extent.Type == inode.ExtentRegular && s.Extent.DiskBytenr != 0)
-			if isData == data && s.End > pos {
-				return int64(max(pos, s.Start)), nil
-			}
-			pos = max(pos, s.End)
-		}
-	}
-	if data {
-		return 0, syscall.ENXIO
-	}
-	return size, nil
+	return r.ops.SeekData(id, off, data)
 }
 
 func (r *rwState) Statfs() (statfs, error) { return r.statfs() }
