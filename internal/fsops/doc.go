@@ -7,7 +7,7 @@
 //
 // Every operation is addressed by an ondisk.InodeRef (subvolume tree, inode number), or by
 // a name in a parent directory, and runs in the current transaction of the
-// underlying txn.FS: it begins a handle, makes its changes and ends the
+// underlying txn.Engine: it begins a handle, makes its changes and ends the
 // handle. Changes reach the disk at Commit.
 //
 // Errors are syscall.Errno values wrapped with the operation and the object

@@ -38,7 +38,7 @@ type Options struct {
 
 // FS applies file and directory operations to an open, writable filesystem.
 type FS struct {
-	tx   *txn.FS
+	tx   *txn.Engine
 	info *fsinfo.FSInfo
 
 	opts       Options
@@ -67,7 +67,7 @@ type FS struct {
 }
 
 // New wraps an open transaction layer.
-func New(fi *fsinfo.FSInfo, t *txn.FS, opts Options) *FS {
+func New(fi *fsinfo.FSInfo, t *txn.Engine, opts Options) *FS {
 	if opts.MaxInline == 0 {
 		opts.MaxInline = 2048
 	}

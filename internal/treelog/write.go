@@ -27,7 +27,7 @@ import (
 // mirrors btrfs_sync_file / btrfs_log_inode (the LOG_INODE_ALL, full sync path)
 type Writer struct {
 	mu sync.Mutex
-	f  *txn.FS
+	f  *txn.Engine
 
 	nodesize int
 	ss       uint64
@@ -47,7 +47,7 @@ type Writer struct {
 }
 
 // NewWriter returns the log writer of f.
-func NewWriter(f *txn.FS) *Writer {
+func NewWriter(f *txn.Engine) *Writer {
 	sb := f.Info.Super
 	return &Writer{f: f, nodesize: int(sb.NodeSize), ss: uint64(sb.SectorSize),
 		noHoles: sb.IncompatFlags&ondisk.IncompatNoHoles != 0, csumSize: f.Info.Csum.Size(),
@@ -218,7 +218,7 @@ func (w *Writer) check(h *txn.Handle, id ondisk.InodeRef) (reason string, change
 
 // committedTree returns subvolume id as the last commit left it, or nil
 // when the last commit has no such subvolume.
-func committedTree(h *txn.Handle, f *txn.FS, id ondisk.ObjectID) (*ctree.Tree, error) {
+func committedTree(h *txn.Handle, f *txn.Engine, id ondisk.ObjectID) (*ctree.Tree, error) {
 	sb := h.CommittedSuper()
 	rt := &ctree.Tree{R: f.Info.R, ID: ondisk.RootTreeObjectID, Root: sb.Root, Level: int(sb.RootLevel)}
 	p, ok, err := rt.SearchForward(ondisk.Key{ObjectID: id, Type: ondisk.RootItemKey})
