@@ -3,8 +3,8 @@ package gobtrfs
 import (
 	"errors"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/namei"
 	"io/fs"
-	"path"
 	"strings"
 	"sync"
 	"syscall"
@@ -70,91 +70,14 @@ func pathError(op, name string, err error) error {
 	return &fs.PathError{Op: op, Path: name, Err: err}
 }
 
-// split cleans name into its parts ("" and "/" are the top directory).
-func split(name string) []string {
-	c := path.Clean("/" + name)
-	if c == "/" {
-		return nil
-	}
-	return strings.Split(c[1:], "/")
-}
-
-// resolve walks parts from the top directory, following symlinks in all but
-// the last component (and in the last when follow is set).
-func (w *RW) resolve(parts []string, follow bool, depth int) (ondisk.InodeRef, item.InodeItem, error) {
-	if depth > 40 {
-		return ondisk.InodeRef{}, item.InodeItem{}, syscall.ELOOP
-	}
-	cur := fsops.TopLevel
-	x, err := w.f.Stat(cur)
-	if err != nil {
-		return cur, x, err
-	}
-	for i, p := range parts {
-		if x.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-			return cur, x, syscall.ENOTDIR
-		}
-		switch p {
-		case ".":
-			continue
-		case "..":
-			if cur, err = w.f.Parent(cur); err != nil {
-				return cur, x, err
-			}
-			if x, err = w.f.Stat(cur); err != nil {
-				return cur, x, err
-			}
-			continue
-		}
-		next, nx, err := w.f.Lookup(cur, p)
-		if err != nil {
-			return cur, x, err
-		}
-		last := i == len(parts)-1
-		if nx.Mode&syscall.S_IFMT == syscall.S_IFLNK && (!last || follow) {
-			target, err := w.f.Readlink(next)
-			if err != nil {
-				return next, nx, err
-			}
-			var tparts []string
-			if strings.HasPrefix(target, "/") {
-				tparts = split(target)
-			} else {
-				tparts = append(append([]string{}, parts[:i]...), split(target)...)
-			}
-			rest := append(tparts, parts[i+1:]...)
-			return w.resolve(rest, follow, depth+1)
-		}
-		if nx.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-			// a directory is entered only through its one link: a crafted
-			// entry naming an ancestor cannot make a walk (RemoveAll) loop
-			if err := w.f.CheckLink(cur, p, next); err != nil {
-				return next, nx, err
-			}
-		}
-		cur, x = next, nx
-	}
-	return cur, x, nil
-}
-
 // parent resolves the directory holding name and returns the last component.
 func (w *RW) parent(name string) (ondisk.InodeRef, string, error) {
-	parts := split(name)
-	if len(parts) == 0 {
-		return ondisk.InodeRef{}, "", syscall.EEXIST
-	}
-	dir, x, err := w.resolve(parts[:len(parts)-1], true, 0)
-	if err != nil {
-		return dir, "", err
-	}
-	if x.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-		return dir, "", syscall.ENOTDIR
-	}
-	return dir, parts[len(parts)-1], nil
+	return w.f.ResolveParent(name)
 }
 
+// lookup resolves name (paths are walked by internal/namei's rules).
 func (w *RW) lookup(name string, follow bool) (ondisk.InodeRef, item.InodeItem, error) {
-	return w.resolve(split(name), follow, 0)
+	return w.f.Resolve(name, follow)
 }
 
 // Mkdir makes a directory.
@@ -171,7 +94,7 @@ func (w *RW) Mkdir(name string, perm fs.FileMode) error {
 
 // MkdirAll makes a directory and any missing parents.
 func (w *RW) MkdirAll(name string, perm fs.FileMode) error {
-	parts := split(name)
+	parts := namei.Split(strings.TrimRight(name, "/"))
 	for i := range parts {
 		p := "/" + strings.Join(parts[:i+1], "/")
 		if _, x, err := w.lookup(p, true); err == nil {
@@ -336,7 +259,12 @@ func (w *RW) Remove(name string) error {
 }
 
 // RemoveAll removes name and everything below it (subvolumes included).
+// A name whose last component is "." or ".." is refused (EINVAL), as
+// os.RemoveAll refuses it.
 func (w *RW) RemoveAll(name string) error {
+	if parts := namei.Split(strings.TrimRight(name, "/")); len(parts) > 0 && (parts[len(parts)-1] == "." || parts[len(parts)-1] == "..") {
+		return pathError("remove", name, syscall.EINVAL)
+	}
 	id, x, err := w.lookup(name, false)
 	if errors.Is(err, syscall.ENOENT) {
 		return nil
@@ -350,7 +278,7 @@ func (w *RW) RemoveAll(name string) error {
 			return pathError("remove", name, err)
 		}
 		for _, e := range ents {
-			if err := w.RemoveAll(path.Join("/", name, e.Name)); err != nil {
+			if err := w.RemoveAll(strings.TrimRight(name, "/") + "/" + e.Name); err != nil {
 				return err
 			}
 		}
@@ -370,7 +298,7 @@ func (w *RW) RemoveAll(name string) error {
 
 func (w *RW) isSubvolume(name string) bool {
 	id, _, err := w.lookup(name, false)
-	return err == nil && id.Ino == fsops.RootDirIno && len(split(name)) > 0
+	return err == nil && id.Ino == fsops.RootDirIno && id != fsops.TopLevel
 }
 
 // Rename moves oldname to newname, replacing a file there (as rename(2)).

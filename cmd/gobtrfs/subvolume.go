@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/namei"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
@@ -90,7 +92,7 @@ func (m *imgFS) subvolSnapshot(src, dst string, readonly bool) error {
 	}
 	if _, x, err := m.lookup(dst, true); err == nil && isDirMode(x.Mode) {
 		name := "top"
-		if parts := splitImagePath(src); len(parts) > 0 {
+		if parts := namei.Split(strings.TrimRight(src, "/")); len(parts) > 0 {
 			name = parts[len(parts)-1]
 		}
 		dst = dst + "/" + name
