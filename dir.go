@@ -1,10 +1,10 @@
 package gobtrfs
 
 import (
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 
 	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // DirEntry is one directory entry; it implements fs.DirEntry. Info reads the

@@ -2,7 +2,6 @@ package gobtrfs
 
 import (
 	"errors"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io"
 	"io/fs"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/gobtrfs/gobtrfs/internal/extentmap"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 

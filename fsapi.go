@@ -1,12 +1,12 @@
 package gobtrfs
 
 import (
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 	"slices"
 	"strings"
 
 	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 

@@ -1,12 +1,12 @@
 package gobtrfs
 
 import (
-	"github.com/gobtrfs/gobtrfs/internal/namei"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 	"path"
 
 	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/namei"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 

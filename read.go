@@ -2,12 +2,12 @@ package gobtrfs
 
 import (
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/datacsum"
 	"github.com/gobtrfs/gobtrfs/internal/extentmap"
 	"github.com/gobtrfs/gobtrfs/internal/fileread"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 

@@ -3,7 +3,6 @@ package gobtrfs
 import (
 	"errors"
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/namei"
 	"io/fs"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/namei"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )

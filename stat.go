@@ -1,10 +1,10 @@
 package gobtrfs
 
 import (
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/namei"
 	"io"
 	"os"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/namei"
 )
 
 func init() {

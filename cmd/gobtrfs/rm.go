@@ -2,12 +2,12 @@ package main
 
 import (
 	"errors"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io"
 	"os"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 

@@ -3,13 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/namei"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/namei"
 )
 
 func init() {

@@ -5,7 +5,6 @@ package copyin
 import (
 	"errors"
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io"
 	"os"
 	"path"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // chunk is how much file data one write carries.

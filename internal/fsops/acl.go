@@ -2,10 +2,10 @@ package fsops
 
 import (
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/acl"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/compress"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 

@@ -3,12 +3,12 @@ package fsops_test
 import (
 	"crypto/sha256"
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 	"path"
 
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // The random test also reads every image it writes back through the public

@@ -2,9 +2,9 @@ package fsops
 
 import (
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 

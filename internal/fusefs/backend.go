@@ -1,10 +1,11 @@
 package fusefs
 
 import (
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // attr is an inode's attributes as getattr reports them.

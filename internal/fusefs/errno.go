@@ -2,13 +2,13 @@ package fusefs
 
 import (
 	"errors"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io"
 	"io/fs"
 	"log"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // errnoOf turns an error from the layers below into the errno the caller

@@ -3,11 +3,11 @@ package fusefs
 import (
 	"context"
 	"encoding/binary"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"

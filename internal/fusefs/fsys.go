@@ -2,13 +2,14 @@ package fusefs
 
 import (
 	"context"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"log"
 	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // fsys is one mounted filesystem: the backend, the write state of a

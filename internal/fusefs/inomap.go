@@ -1,8 +1,9 @@
 package fusefs
 
 import (
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"sync"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // Bits of a stable number given to the inode number of a subvolume other

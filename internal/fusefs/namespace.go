@@ -3,10 +3,10 @@ package fusefs
 import (
 	"context"
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )

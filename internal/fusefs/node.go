@@ -2,11 +2,12 @@ package fusefs
 
 import (
 	"context"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 var (

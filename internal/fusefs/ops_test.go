@@ -3,7 +3,6 @@ package fusefs
 import (
 	"bytes"
 	"errors"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"golang.org/x/sys/unix"
 )
 

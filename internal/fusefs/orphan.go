@@ -3,11 +3,11 @@ package fusefs
 import (
 	"errors"
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"strconv"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // orphanDirName is the directory, in each subvolume's root, holding the

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io"
 	"io/fs"
 	"path"
@@ -14,6 +13,7 @@ import (
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // roBackend serves a read-only mount from the read side (package gobtrfs).

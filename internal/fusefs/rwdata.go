@@ -3,12 +3,12 @@ package fusefs
 import (
 	"errors"
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // wbBackend is the page cache's way to disk: each contiguous dirty range

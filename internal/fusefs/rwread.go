@@ -2,11 +2,11 @@ package fusefs
 
 import (
 	"errors"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 

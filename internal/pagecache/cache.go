@@ -2,8 +2,9 @@ package pagecache
 
 import (
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"sync"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // Backend persists dirty data. WriteBack receives each contiguous dirty range

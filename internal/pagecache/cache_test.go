@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"math/rand"
 	"testing"
 	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 var seedFlag = flag.Int64("seed", 0, "seed for random tests (0 = time)")

@@ -1,9 +1,10 @@
 package pagecache
 
 import (
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"reflect"
 	"testing"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 func TestCleanRanges(t *testing.T) {

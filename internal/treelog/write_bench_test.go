@@ -2,7 +2,6 @@ package treelog_test
 
 import (
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 

@@ -3,7 +3,6 @@ package treelog_test
 import (
 	"bytes"
 	"fmt"
-	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
