@@ -60,27 +60,15 @@ func (f *FS) readDir(dir ondisk.InodeRef, from uint64, n int, fn func(*DirEntry)
 }
 
 func (f *FS) readDirFrom(dir ondisk.InodeRef, from uint64, n int, fn func(*DirEntry)) (uint64, error) {
-	if dir.IsEmptySubvolDir() {
-		return from, nil
-	}
-	t, err := f.tree(dir.Root)
-	if err != nil {
-		return from, err
-	}
-	next := from
 	count := 0
-	err = inode.ReadDir(t, dir.Ino, from, func(e inode.DirEntry) bool {
+	return f.e.ReadDir(dir, from, func(e inode.DirEntry, target ondisk.InodeRef, err error) bool {
 		if n >= 0 && count >= n {
 			return false
 		}
-		d := &DirEntry{fs: f, dir: dir, e: e}
-		d.target, d.err = f.child(dir, e)
-		fn(d)
+		fn(&DirEntry{fs: f, dir: dir, e: e, target: target, err: err})
 		count++
-		next = e.Index + 1
 		return true
-	}, func(err error) { f.warn(err.Error(), "skipped directory entry: "+err.Error()) })
-	return next, err
+	})
 }
 
 // Open opens the entry itself without a path lookup; a symlink is not

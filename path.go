@@ -65,20 +65,3 @@ func (w *walker) CheckLink(dir ondisk.InodeRef, name string, target ondisk.Inode
 func (w *walker) Readlink(n ondisk.InodeRef, x *item.InodeItem) (string, error) {
 	return w.f.readlink(n, x)
 }
-
-// lookupEntry finds name in directory dir: the entry and the node it names.
-func (f *FS) lookupEntry(dir ondisk.InodeRef, name string) (inode.DirEntry, ondisk.InodeRef, error) {
-	if dir.IsEmptySubvolDir() {
-		return inode.DirEntry{}, ondisk.InodeRef{}, fs.ErrNotExist
-	}
-	t, err := f.tree(dir.Root)
-	if err != nil {
-		return inode.DirEntry{}, ondisk.InodeRef{}, err
-	}
-	e, err := inode.Lookup(t, dir.Ino, name)
-	if err != nil {
-		return inode.DirEntry{}, ondisk.InodeRef{}, err
-	}
-	n, err := f.child(dir, e)
-	return e, n, err
-}

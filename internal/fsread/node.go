@@ -1,4 +1,4 @@
-package gobtrfs
+package fsread
 
 import (
 	"fmt"
@@ -11,27 +11,27 @@ import (
 // emptyDir is what the kernel's new_simple_dir presents for a placeholder:
 // a directory 0755 with one link, no data, and the current time (we take the
 // time the FS was opened).
-func (f *FS) emptyDir() item.InodeItem {
+func (f *Engine) emptyDir() item.InodeItem {
 	ts := item.TimespecOf(f.opened)
 	return item.InodeItem{Mode: item.SIFDIR | 0o755, NLink: 1, Atime: ts, Mtime: ts, Ctime: ts, Otime: ts}
 }
 
-// inode reads n's inode item.
-func (f *FS) inode(n ondisk.InodeRef) (item.InodeItem, error) {
+// Inode reads n's inode item.
+func (f *Engine) Inode(n ondisk.InodeRef) (item.InodeItem, error) {
 	if n.IsEmptySubvolDir() {
 		return f.emptyDir(), nil
 	}
-	t, err := f.tree(n.Root)
+	t, err := f.Tree(n.Root)
 	if err != nil {
 		return item.InodeItem{}, err
 	}
 	return inode.Read(t, n.Ino)
 }
 
-// child turns a directory entry of dir into the node it names, crossing into
+// Child turns a directory entry of dir into the node it names, crossing into
 // another subvolume when the entry points to a ROOT_ITEM.
 // mirrors btrfs_inode_by_name + fixup_tree_root_location
-func (f *FS) child(dir ondisk.InodeRef, e inode.DirEntry) (ondisk.InodeRef, error) {
+func (f *Engine) Child(dir ondisk.InodeRef, e inode.DirEntry) (ondisk.InodeRef, error) {
 	switch e.Location.Type {
 	case ondisk.InodeItemKey:
 		return ondisk.InodeRef{Root: dir.Root, Ino: e.Location.ObjectID}, nil
@@ -46,7 +46,7 @@ func (f *FS) child(dir ondisk.InodeRef, e inode.DirEntry) (ondisk.InodeRef, erro
 // The link is live only if the root tree holds a ROOT_REF from dir's subvolume
 // for this directory and name; a snapshot copies entries of nested
 // subvolumes without their refs, and the kernel shows those as empty dirs.
-func (f *FS) enterSubvol(dir ondisk.InodeRef, e inode.DirEntry) (ondisk.InodeRef, error) {
+func (f *Engine) enterSubvol(dir ondisk.InodeRef, e inode.DirEntry) (ondisk.InodeRef, error) {
 	id := e.Location.ObjectID
 	key := ondisk.Key{ObjectID: dir.Root, Type: ondisk.RootRefKey, Offset: uint64(id)}
 	data, ok, err := f.info.RootTree.Lookup(key)
@@ -64,18 +64,18 @@ func (f *FS) enterSubvol(dir ondisk.InodeRef, e inode.DirEntry) (ondisk.InodeRef
 	if !live {
 		return ondisk.InodeRef{Root: dir.Root, Ino: ondisk.EmptySubvolDirObjectID}, nil
 	}
-	if _, err := f.tree(id); err != nil {
+	if _, err := f.Tree(id); err != nil {
 		return ondisk.InodeRef{}, fmt.Errorf("entry %q of %v: subvolume %d: %w", e.Name, dir, id, err)
 	}
 	return ondisk.InodeRef{Root: id, Ino: ondisk.FirstFreeObjectID}, nil
 }
 
-// checkLink refuses to treat target, reached through entry e of dir, as a
+// CheckLink refuses to treat target, reached through entry e of dir, as a
 // directory unless e is its one link (a directory has one parent; see
 // inode.CheckDirLink): an entry naming its own directory, the root or an
 // ancestor would make every walker loop. x is target's inode; other file
 // types pass. Call it before listing target or looking names up in it.
-func (f *FS) checkLink(dir ondisk.InodeRef, e inode.DirEntry, target ondisk.InodeRef, x *item.InodeItem) error {
+func (f *Engine) CheckLink(dir ondisk.InodeRef, e inode.DirEntry, target ondisk.InodeRef, x *item.InodeItem) error {
 	if x.Mode&item.SIFMT != item.SIFDIR || target.IsEmptySubvolDir() {
 		return nil
 	}
@@ -86,7 +86,7 @@ func (f *FS) checkLink(dir ondisk.InodeRef, e inode.DirEntry, target ondisk.Inod
 	if e.IsSubvol() {
 		return inode.CheckSubvolLink(f.info.RootTree, dir.Root, dir.Ino, e)
 	}
-	t, err := f.tree(dir.Root)
+	t, err := f.Tree(dir.Root)
 	if err != nil {
 		return err
 	}
