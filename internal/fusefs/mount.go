@@ -32,7 +32,7 @@ type Mount struct {
 // change passes through this process, so the kernel's copy stays right.
 const cacheTimeout = time.Second
 
-// New opens image (read-only through the read side with o.ReadOnly,
+// New opens image (read-only through internal/fsread with o.ReadOnly,
 // read-write through fsops otherwise), locks it, and mounts it at
 // mountpoint. The mount is ready when New returns; Wait blocks until it is
 // unmounted, and Close must follow to write everything back.
