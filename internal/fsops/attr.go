@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -35,7 +36,7 @@ type SetAttr struct {
 
 // Setattr changes an inode's attributes; the ctime becomes now unless
 // given. A new mode rewrites the access ACL (acl.go). mirrors btrfs_setattr
-func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
+func (f *FS) Setattr(id ondisk.InodeRef, a SetAttr) (item.InodeItem, error) {
 	var out item.InodeItem
 	err := f.run(func(o *op) error {
 		x, err := o.writableInode(id)
@@ -111,7 +112,7 @@ func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
 // specific bits: NODATACOW (and NODATASUM) of a regular file change only
 // while it is empty, silently kept otherwise (the flag tells how the data
 // is stored), and NODATACOW implies NODATASUM. mirrors btrfs_fileattr_set
-func (o *op) setFlags(id ID, x *item.InodeItem, fl uint64) error {
+func (o *op) setFlags(id ondisk.InodeRef, x *item.InodeItem, fl uint64) error {
 	const settable = item.InodeNoDataSum | item.InodeNoDataCow | item.InodeNoCompress | item.InodeCompress |
 		item.InodeSync | item.InodeImmutable | item.InodeAppend | item.InodeNoDump | item.InodeNoAtime | item.InodeDirSync
 	if fl&^settable != 0 {

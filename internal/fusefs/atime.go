@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"errors"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 	"time"
 
@@ -51,7 +52,7 @@ func (m *fsys) atimeDue(a *attr, now time.Time) bool {
 // until the next writeback of everything (flushAll: the periodic commit,
 // sync, fsync of the inode, remount,ro, unmount) writes it into the inode
 // item: one inode update per inode and commit, however many reads.
-func (m *fsys) accessed(id ID) {
+func (m *fsys) accessed(id ondisk.InodeRef) {
 	if mode, _ := m.atimeRule(); m.rw == nil || mode == AtimeNever {
 		return
 	}
@@ -69,24 +70,24 @@ func (m *fsys) accessed(id ID) {
 // flushAtimes writes the pending atimes (all, or id's only) into the
 // inode items: the atime alone, ctime kept. A read-only subvolume or a
 // deleted inode keeps none.
-func (r *rwState) flushAtimes(only *ID) {
+func (r *rwState) flushAtimes(only *ondisk.InodeRef) {
 	r.mu.Lock()
-	var todo map[ID]time.Time
+	var todo map[ondisk.InodeRef]time.Time
 	if only != nil {
 		if t, ok := r.atimes[*only]; ok {
-			todo = map[ID]time.Time{*only: t}
+			todo = map[ondisk.InodeRef]time.Time{*only: t}
 			delete(r.atimes, *only)
 		}
 	} else if len(r.atimes) > 0 {
-		todo, r.atimes = r.atimes, map[ID]time.Time{}
+		todo, r.atimes = r.atimes, map[ondisk.InodeRef]time.Time{}
 	}
 	r.mu.Unlock()
 	for id, t := range todo {
 		l := r.lock(id)
 		l.Lock()
-		x, err := r.ops.Stat(fid(id))
+		x, err := r.ops.Stat(id)
 		if err == nil && x.Atime.Time().Before(t) {
-			_, err = r.ops.Setattr(fid(id), fsops.SetAttr{Valid: fsops.SetAtime | fsops.SetCtime,
+			_, err = r.ops.Setattr(id, fsops.SetAttr{Valid: fsops.SetAtime | fsops.SetCtime,
 				Atime: t, Ctime: x.Ctime.Time()})
 		}
 		l.Unlock()
@@ -97,7 +98,7 @@ func (r *rwState) flushAtimes(only *ID) {
 }
 
 // dropAtime forgets a pending atime (an explicit one was set).
-func (r *rwState) dropAtime(id ID) {
+func (r *rwState) dropAtime(id ondisk.InodeRef) {
 	r.mu.Lock()
 	delete(r.atimes, id)
 	r.mu.Unlock()
@@ -105,7 +106,7 @@ func (r *rwState) dropAtime(id ID) {
 
 // keepCache says whether an open of id may keep the kernel's cached pages:
 // not when the next read must reach the daemon to update the atime.
-func (m *fsys) keepCache(id ID, flags uint32) bool {
+func (m *fsys) keepCache(id ondisk.InodeRef, flags uint32) bool {
 	if mode, _ := m.atimeRule(); m.rw == nil || mode == AtimeNever || m.opts.WritebackCache ||
 		flags&syscall.O_ACCMODE == syscall.O_WRONLY {
 		return true

@@ -3,9 +3,9 @@
 //
 // # Two sides
 //
-// A read-only mount (-o ro) serves the read side alone: the root package
-// gobtrfs (path walks, extent-cached file reads with checksums) behind the
-// small backend interface of backend.go. A read-write mount serves
+// A read-only mount (-o ro) serves the read engine alone: internal/fsread
+// (lookups by inode identity, extent-cached file reads with checksums)
+// behind the small backend interface of backend.go. A read-write mount serves
 // internal/fsops over internal/txn, with buffered writes in
 // internal/pagecache.
 //

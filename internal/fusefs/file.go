@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -336,15 +337,15 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 
 // setFlags sets id's inode flags with its buffered data written back
 // first: whether NODATACOW may change depends on the size the caller sees.
-func (r *rwState) setFlags(id ID, fl uint64) error {
+func (r *rwState) setFlags(id ondisk.InodeRef, fl uint64) error {
 	return r.withData(id, func() error {
-		_, err := r.ops.Setattr(fid(id), fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
+		_, err := r.ops.Setattr(id, fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
 		return err
 	})
 }
 
 // inodeFlags returns the BTRFS_INODE_* flags of id.
-func (m *fsys) inodeFlags(id ID) (uint64, error) {
+func (m *fsys) inodeFlags(id ondisk.InodeRef) (uint64, error) {
 	a, err := m.b.Getattr(id)
 	return a.Flags, err
 }

@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
@@ -19,7 +20,7 @@ import (
 //     removed or renamed; a directory takes new entries but loses none.
 
 // flagPerm is EPERM if id is immutable, or append-only when appendToo.
-func (m *fsys) flagPerm(id ID, appendToo bool) syscall.Errno {
+func (m *fsys) flagPerm(id ondisk.InodeRef, appendToo bool) syscall.Errno {
 	fl, err := m.inodeFlags(id)
 	if err != nil {
 		return 0 // the operation itself reports it

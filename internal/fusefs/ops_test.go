@@ -12,6 +12,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,9 +36,9 @@ func withSubvol(t *testing.T, img string) {
 	t.Helper()
 	f, err := fsops.OpenImage(img, fsops.Options{})
 	must(t, err)
-	id, err := f.CreateSubvolume(fsops.ID{Root: 5, Ino: fsops.RootDirIno}, "sub", 0o755, 0, 0)
+	id, err := f.CreateSubvolume(ondisk.InodeRef{Root: 5, Ino: fsops.RootDirIno}, "sub", 0o755, 0, 0)
 	must(t, err)
-	fid, err := f.Create(fsops.ID{Root: id, Ino: fsops.RootDirIno}, "f", 0o644, 0, 0, 0)
+	fid, err := f.Create(ondisk.InodeRef{Root: id, Ino: fsops.RootDirIno}, "f", 0o644, 0, 0, 0)
 	must(t, err)
 	_, err = f.WriteAt(fid, 0, []byte("in a subvolume"))
 	must(t, err)

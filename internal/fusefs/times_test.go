@@ -202,7 +202,7 @@ func TestAtimeRidesNextCommit(t *testing.T) {
 	if err := tm.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	gen := tm.m.rw.ops.T.Super().Generation
+	gen := tm.m.rw.ops.CommittedGeneration()
 	var last syscall.Timespec
 	for i := 0; i < 10; i++ {
 		tick()
@@ -215,7 +215,7 @@ func TestAtimeRidesNextCommit(t *testing.T) {
 		}
 		last = st.Atim
 	}
-	if g := tm.m.rw.ops.T.Super().Generation; g != gen {
+	if g := tm.m.rw.ops.CommittedGeneration(); g != gen {
 		t.Errorf("10 reads committed %d times", g-gen)
 	}
 	tm.unmount()

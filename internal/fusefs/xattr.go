@@ -23,7 +23,7 @@ func (n *Node) Setxattr(ctx context.Context, name string, data []byte, flags uin
 		return errno
 	}
 	r.noCaps.Delete(n.id)
-	return n.m.errnoOf("setxattr "+name, n.id, r.ops.SetXattr(fid(n.id), name, data, setxattrFlags(flags)))
+	return n.m.errnoOf("setxattr "+name, n.id, r.ops.SetXattr(n.id, name, data, setxattrFlags(flags)))
 }
 
 // Removexattr removes attribute name (ENODATA if unset).
@@ -35,5 +35,5 @@ func (n *Node) Removexattr(ctx context.Context, name string) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
-	return n.m.errnoOf("removexattr "+name, n.id, r.ops.RemoveXattr(fid(n.id), name))
+	return n.m.errnoOf("removexattr "+name, n.id, r.ops.RemoveXattr(n.id, name))
 }

@@ -49,7 +49,7 @@ type wItem struct {
 // inodeLog holds the items of one logged inode (and the checksums of its
 // new data), in key order. Its slices are reused from fsync to fsync.
 type inodeLog struct {
-	id   InodeID
+	id   ondisk.InodeRef
 	mode logMode
 	keep []uint64 // DIR_INDEX indexes not copied (planned.keep)
 	dels []uint64 // planned.dels copied with

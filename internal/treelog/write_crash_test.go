@@ -14,6 +14,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -23,7 +24,7 @@ var seedFlag = flag.Int64("seed", 0, "seed of the random tests (0: time-based)")
 // first of them that must survive (the last one fsync'd or committed).
 type crashFile struct {
 	name     string
-	id       fsops.ID
+	id       ondisk.InodeRef
 	versions []version
 	durable  int // index in versions
 }

@@ -3,6 +3,7 @@ package treelog_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"io/fs"
 	"math/rand"
 	"os"
@@ -31,7 +32,7 @@ func TestFsyncRandomNames(t *testing.T) {
 	r := rand.New(rand.NewSource(seed))
 	img, f, _ := newLoggedImage(t)
 	type file struct {
-		id      fsops.ID
+		id      ondisk.InodeRef
 		path    string
 		data    []byte
 		durable string // path the last fsync made durable ("" none)
@@ -40,7 +41,7 @@ func TestFsyncRandomNames(t *testing.T) {
 	}
 	var files []*file
 	dirs := []string{"", "d"}
-	idOf := map[string]fsops.ID{"": topDir, "d": lookupPath(t, f, "d")}
+	idOf := map[string]ondisk.InodeRef{"": topDir, "d": lookupPath(t, f, "d")}
 	pick := func() *file {
 		var live []*file
 		for _, x := range files {
@@ -87,7 +88,7 @@ func TestFsyncRandomNames(t *testing.T) {
 			for i, d := range dirs {
 				dirs[i] = move(d)
 			}
-			nid := map[string]fsops.ID{}
+			nid := map[string]ondisk.InodeRef{}
 			for p, id := range idOf {
 				nid[move(p)] = id
 			}
@@ -237,8 +238,8 @@ func fsopsView(t *testing.T, img string) map[string]string {
 	}
 	defer func() { mustT(t, f.Close()) }()
 	view := map[string]string{}
-	var walk func(id fsops.ID, p string)
-	walk = func(id fsops.ID, p string) {
+	var walk func(id ondisk.InodeRef, p string)
+	walk = func(id ondisk.InodeRef, p string) {
 		ents, err := f.ReadDir(id)
 		mustT(t, err)
 		sort.Slice(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })

@@ -26,7 +26,7 @@ func (w *Writer) build(h *txn.Handle) (nodes []*diskio.Node, root ondisk.Logical
 	var roots []wRef
 	for i := 0; i < len(w.logged); {
 		j := i
-		for j < len(w.logged) && w.logged[j].Subvol == w.logged[i].Subvol {
+		for j < len(w.logged) && w.logged[j].Root == w.logged[i].Root {
 			j++
 		}
 		w.gather(w.logged[i:j])
@@ -39,7 +39,7 @@ func (w *Writer) build(h *txn.Handle) (nodes []*diskio.Node, root ondisk.Logical
 			Generation: h.Transid(), GenerationV2: h.Transid(), Bytenr: r, Level: uint8(lvl), V2: true,
 		}
 		roots = append(roots, wRef{ondisk.Key{ObjectID: ondisk.TreeLogObjectID, Type: ondisk.RootItemKey,
-			Offset: uint64(w.logged[i].Subvol)}, ri.Bytes()})
+			Offset: uint64(w.logged[i].Root)}, ri.Bytes()})
 		i = j
 	}
 	root, level, err = w.buildTree(h, roots)
@@ -49,7 +49,7 @@ func (w *Writer) build(h *txn.Handle) (nodes []*diskio.Node, root ondisk.Logical
 // gather puts the items of the given inodes (one subvolume, in inode
 // order) into w.order: each inode's items, then all checksum items in
 // address order without overlaps (an extent shared by two logged inodes).
-func (w *Writer) gather(ids []InodeID) {
+func (w *Writer) gather(ids []ondisk.InodeRef) {
 	w.order = w.order[:0]
 	for _, id := range ids {
 		l := w.stores[id]

@@ -61,11 +61,11 @@ type planner struct {
 	queue  []ondisk.ObjectID
 	// targets are the fsync'd inodes: a directory among them is logged whole.
 	targets map[ondisk.ObjectID]bool
-	memo    map[InodeID]*visitMemo // the writer's, across fsyncs
-	rec     *visitMemo             // what the inode being visited adds
+	memo    map[ondisk.InodeRef]*visitMemo // the writer's, across fsyncs
+	rec     *visitMemo                     // what the inode being visited adds
 }
 
-func newPlanner(h *txn.Handle, f *txn.FS, subvol ondisk.ObjectID) (*planner, string, error) {
+func newPlanner(h *txn.Handle, f *txn.Engine, subvol ondisk.ObjectID) (*planner, string, error) {
 	t, err := h.Tree(subvol)
 	if err != nil {
 		return nil, "", err
@@ -155,7 +155,7 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	if pl.dir && p.targets[ino] && pl.mode < modeDir {
 		pl.mode = modeDir
 	}
-	id := InodeID{Subvol: p.subvol, Ino: ino}
+	id := ondisk.InodeRef{Root: p.subvol, Ino: ino}
 	if m := p.memo[id]; m != nil && m.transid == p.h.Transid() && m.mode == pl.mode && bytes.Equal(m.fp, raw) {
 		// Planned before from this very inode item: the same plan.
 		for _, w := range m.wants {

@@ -53,8 +53,8 @@
 //
 // # Locking
 //
-// FS.mu is held by a Handle from Begin to End and by Commit. FS.Transid and
-// FS.Stats never wait; FS.Commit, FS.Close and FS.Super wait for the
+// Engine.mu is held by a Handle from Begin to End and by Commit. Engine.Transid and
+// Engine.Stats never wait; Engine.Commit, Engine.Close and Engine.Super wait for the
 // current handle, so a goroutine must not call them while it holds one
 // (Handle.Commit commits from inside a handle).
 package txn
