@@ -51,4 +51,3 @@ func (m *inoMap) stable(id ondisk.InodeRef) uint64 {
 	m.fwd[id] = n
 	return n
 }
-
