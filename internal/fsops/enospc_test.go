@@ -33,7 +33,6 @@ func sizedImage(t testing.TB, size int64, args ...string) string {
 	return img
 }
 
-
 func isNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }
 
 // kernelVerify mounts img read-only with Linux, when the test may, and
