@@ -107,7 +107,7 @@ func (r *rwState) dropAtime(id ondisk.InodeRef) {
 // keepCache says whether an open of id may keep the kernel's cached pages:
 // not when the next read must reach the daemon to update the atime.
 func (m *fsys) keepCache(id ondisk.InodeRef, flags uint32) bool {
-	if mode, _ := m.atimeRule(); m.rw == nil || mode == AtimeNever || m.opts.WritebackCache ||
+	if mode, _ := m.atimeRule(); m.rw == nil || mode == AtimeNever ||
 		flags&syscall.O_ACCMODE == syscall.O_WRONLY {
 		return true
 	}

@@ -26,11 +26,12 @@ type inoMap struct {
 
 	mu   sync.Mutex
 	fwd  map[ondisk.InodeRef]uint64
+	back map[uint64]ondisk.InodeRef
 	next uint64
 }
 
 func newInoMap(root ondisk.ObjectID) *inoMap {
-	return &inoMap{root: root, fwd: map[ondisk.InodeRef]uint64{}, next: fallbackBase}
+	return &inoMap{root: root, fwd: map[ondisk.InodeRef]uint64{}, back: map[uint64]ondisk.InodeRef{}, next: fallbackBase}
 }
 
 // stable returns id's number.
@@ -49,5 +50,22 @@ func (m *inoMap) stable(id ondisk.InodeRef) uint64 {
 	n := m.next
 	m.next++
 	m.fwd[id] = n
+	m.back[n] = id
 	return n
+}
+
+// lookup inverts stable (file handles: the kernel asks for a node ID it
+// forgot).
+func (m *inoMap) lookup(n uint64) (ondisk.InodeRef, bool) {
+	switch {
+	case n >= fallbackBase:
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		id, ok := m.back[n]
+		return id, ok
+	case n < 1<<inoBits:
+		return ondisk.InodeRef{Root: m.root, Ino: ondisk.ObjectID(n)}, true
+	default:
+		return ondisk.InodeRef{Root: ondisk.ObjectID(n >> inoBits), Ino: ondisk.ObjectID(n & (1<<inoBits - 1))}, true
+	}
 }

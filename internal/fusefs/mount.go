@@ -117,7 +117,7 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 	} else {
 		kopts = append(kopts, o.mountFlagStrings()...)
 	}
-	var caps uint64
+	caps := uint64(fuse.CAP_EXPORT_SUPPORT) // file handles (export.go)
 	if o.WritebackCache && !o.ReadOnly {
 		caps |= fuse.CAP_WRITEBACK_CACHE
 	}
@@ -142,6 +142,7 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 		EntryTimeout:   &timeout,
 		AttrTimeout:    &timeout,
 		RootStableAttr: &root,
+		ExternalNodeID: true,
 		Logger:         logger,
 	}
 }

@@ -83,6 +83,9 @@ func (n *Node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	r.nsMu.Lock()
 	f, err := r.ops.Create(n.id, name, mode, uid, gid, 0)
 	if err == nil {
+		err = r.newFileFlags(f)
+	}
+	if err == nil {
 		r.opened(f, false)
 	}
 	r.nsMu.Unlock()
@@ -155,6 +158,9 @@ func (n *Node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 	}
 	uid, gid, mode := n.owner(ctx, mode)
 	f, err := r.ops.Create(n.id, name, mode, uid, gid, ondisk.DecodeDevT(uint64(dev)))
+	if err == nil && mode&syscall.S_IFMT == syscall.S_IFREG {
+		err = r.newFileFlags(f)
+	}
 	if err != nil {
 		return nil, n.m.errnoOf("mknod "+name+" in", n.id, err)
 	}

@@ -48,7 +48,9 @@ another mount, the library's OpenRW) are refused while it is mounted.
        subvolid=ID           mount the subvolume with this ID
        allow_other           let other users in (see /etc/fuse.conf)
        dirty_limit=SIZE      buffered data before writers write back (default 256M)
-       nodatasum             do not verify data checksums (ro)
+       nodatasum             do not verify data checksums (ro); new files
+                             without checksums (rw)
+       nodatacow             new files NODATACOW (writes in place, as chattr +C)
        lock_wait=SECONDS     wait this long for another holder of the image
                              (one writer per image; default 10)
        debug                 log every FUSE request
