@@ -3,6 +3,7 @@ package treelog
 import (
 	"encoding/binary"
 	"slices"
+	"sort"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -49,10 +50,10 @@ type wItem struct {
 // inodeLog holds the items of one logged inode (and the checksums of its
 // new data), in key order. Its slices are reused from fsync to fsync.
 type inodeLog struct {
-	id   ondisk.InodeRef
-	mode logMode
-	keep []uint64 // DIR_INDEX indexes not copied (planned.keep)
-	dels []uint64 // planned.dels copied with
+	id     ondisk.InodeRef
+	mode   logMode
+	ranges []indexRange // DIR_INDEX ranges copied (planned.ranges, modeDir)
+	dels   []uint64     // planned.dels copied with
 	// transid is the transaction the store was copied in.
 	transid ondisk.Generation
 	items   []wItem
@@ -111,6 +112,13 @@ func loggedType(t ondisk.ItemType, m logMode) bool {
 	return false
 }
 
+// inRanges reports whether DIR_INDEX index i lies in the store's ranges.
+func (l *inodeLog) inRanges(i uint64) bool {
+	rs := l.ranges
+	j := sort.Search(len(rs), func(j int) bool { return rs[j].last >= i })
+	return j < len(rs) && rs[j].first <= i
+}
+
 // addDirRanges adds the DIR_LOG_INDEX items of a logged directory: one
 // range over every index when it is logged whole, else a one-index range
 // for each committed name replay must remove. They go between the xattrs
@@ -123,17 +131,9 @@ func (l *inodeLog) addDirRanges(pl *planned) {
 		l.items = append(l.items, wItem{ondisk.Key{ObjectID: ino, Type: ondisk.DirLogIndexKey, Offset: start}, off, 8})
 	}
 	if pl.mode == modeDir {
-		// one range over every index, broken around the kept ones
-		keep := slices.Clone(pl.keep)
-		slices.Sort(keep)
-		start := uint64(0)
-		for _, k := range keep {
-			if k > start {
-				put(start, k-1)
-			}
-			start = k + 1
+		for _, r := range pl.ranges {
+			put(r.first, r.last)
 		}
-		put(start, ^uint64(0))
 	} else {
 		dels := slices.Clone(pl.dels)
 		slices.Sort(dels)
@@ -164,7 +164,7 @@ func (s *scratch) copyLeafItems(leaf *diskio.Node, slot int, l *inodeLog, ext *e
 		if k.ObjectID != ino || l.mode == modeExists && k.Type > ondisk.XattrItemKey {
 			return false
 		}
-		if !loggedType(k.Type, l.mode) || k.Type == ondisk.DirIndexKey && slices.Contains(l.keep, k.Offset) {
+		if !loggedType(k.Type, l.mode) || k.Type == ondisk.DirIndexKey && !l.inRanges(k.Offset) {
 			continue
 		}
 		d := c.ItemData(i)

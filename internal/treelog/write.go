@@ -241,7 +241,7 @@ func (w *Writer) logAll(h *txn.Handle, id ondisk.InodeRef) (string, error) {
 func (w *Writer) unchanged(h *txn.Handle, o ondisk.InodeRef, pl *planned) (bool, error) {
 	l := w.stores[o]
 	if l == nil || l.transid != h.Transid() || l.mode != pl.mode || len(l.items) == 0 ||
-		l.items[0].key.Type != ondisk.InodeItemKey || !slices.Equal(l.dels, pl.dels) || !slices.Equal(l.keep, pl.keep) {
+		l.items[0].key.Type != ondisk.InodeItemKey || !slices.Equal(l.dels, pl.dels) || !slices.Equal(l.ranges, pl.ranges) {
 		return false, nil
 	}
 	t, err := h.Tree(o.Root)
@@ -349,7 +349,7 @@ func (w *Writer) copyInode(h *txn.Handle, id ondisk.InodeRef, pl *planned) error
 		w.stores[id] = l
 	}
 	l.reset()
-	l.mode, l.keep, l.transid = pl.mode, append(l.keep[:0], pl.keep...), h.Transid()
+	l.mode, l.ranges, l.transid = pl.mode, append(l.ranges[:0], pl.ranges...), h.Transid()
 	l.dels = append(l.dels[:0], pl.dels...)
 	w.cur.reset()
 	w.cur.noHoles, w.cur.ss, w.cur.transid = w.noHoles, w.ss, h.Transid()

@@ -40,11 +40,17 @@ type planned struct {
 	// remove (a name renamed or unlinked away from this directory), each
 	// logged as a one-index DIR_LOG_INDEX range with no entry in it.
 	dels []uint64
-	// keep are DIR_INDEX indexes of a directory logged whole that the log
-	// leaves out of its ranges: unchanged subvolume entries (replay does not
-	// link subvolumes, so the committed entry must stay as it is).
-	keep []uint64
+	// ranges are the DIR_INDEX ranges a directory logged whole (modeDir)
+	// describes completely: its entries there are logged, and replay removes
+	// committed names there that the log lacks. They leave out the leaves
+	// the running transaction did not change (the same entries as the last
+	// commit) and unchanged subvolume entries (replay does not link
+	// subvolumes, so the committed entry must stay as it is).
+	ranges []indexRange
 }
+
+// indexRange is a DIR_LOG_INDEX range, first and last index included.
+type indexRange struct{ first, last uint64 }
 
 // planner decides, for the fsync targets of one subvolume, which inodes
 // the log must hold for replay to reproduce their names: new inodes need
@@ -164,7 +170,7 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 		for _, d := range m.dels {
 			p.del(d.ino, d.index)
 		}
-		pl.keep = append(pl.keep[:0], m.keep...)
+		pl.ranges = m.ranges
 		return "", nil
 	}
 	rec := &visitMemo{transid: p.h.Transid(), mode: pl.mode, fp: append([]byte(nil), raw...)}
@@ -211,7 +217,7 @@ type visitMemo struct {
 	fp      []byte // the inode item as stored
 	wants   []wantRec
 	dels    []delRec
-	keep    []uint64
+	ranges  []indexRange
 }
 
 type wantRec struct {
@@ -338,78 +344,175 @@ func (p *planner) committedEmpty(dir ondisk.ObjectID) (bool, error) {
 // that is new or renamed into it is logged, and every committed entry that
 // is gone must be an inode that is gone (or is logged under its new name).
 func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
-	reason := ""
-	cur := map[uint64]bool{}
 	pl := p.plan[dir]
-	pl.keep = pl.keep[:0]
+	holes, err := unchangedSpans(p.t, dir, p.h.Transid())
+	if err != nil {
+		return "", p.errorf(dir, "entries: %w", err)
+	}
+	reason := ""
 	var rerr error
-	err := inode.ReadDir(p.t, dir, 0, func(e inode.DirEntry) bool {
-		cur[e.Index] = true
-		if e.IsSubvol() {
-			// an unchanged subvolume entry stays out of the log's ranges
-			c, err := inode.Lookup(p.ct, dir, e.Name)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				rerr = err
-				return false
+	var keep []uint64
+	for _, r := range complement(holes) {
+		cur := map[uint64]bool{}
+		err := readIndexes(p.t, dir, r, func(e inode.DirEntry) bool {
+			cur[e.Index] = true
+			if e.IsSubvol() {
+				// an unchanged subvolume entry stays out of the log's ranges
+				c, err := inode.Lookup(p.ct, dir, e.Name)
+				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					rerr = err
+					return false
+				}
+				if err != nil || c.Location != e.Location || !p.sameIndex(dir, e) {
+					reason = ReasonSubvolEntry
+					return false
+				}
+				keep = append(keep, e.Index)
+				return true
 			}
-			if err != nil || c.Location != e.Location || !p.sameIndex(dir, e) {
+			reason, rerr = p.entry(e)
+			return reason == ""
+		})
+		if err == nil {
+			err = rerr
+		}
+		if err != nil || reason != "" {
+			if err != nil {
+				err = p.errorf(dir, "entries: %w", err)
+			}
+			return reason, err
+		}
+		err = readIndexes(p.ct, dir, r, func(e inode.DirEntry) bool {
+			if cur[e.Index] {
+				return true
+			}
+			if e.IsSubvol() {
 				reason = ReasonSubvolEntry
 				return false
 			}
-			pl.keep = append(pl.keep, e.Index)
-			if p.rec != nil {
-				p.rec.keep = append(p.rec.keep, e.Index)
+			ii, ok, err := inodeIn(p.t, e.Location.ObjectID)
+			if err != nil {
+				rerr = err
+				return false
 			}
-			return true
-		}
-		reason, rerr = p.entry(e)
-		return reason == ""
-	}, nil)
-	if err == nil {
-		err = rerr
-	}
-	if err != nil || reason != "" {
-		if err != nil {
-			err = p.errorf(dir, "entries: %w", err)
-		}
-		return reason, err
-	}
-	err = inode.ReadDir(p.ct, dir, 0, func(e inode.DirEntry) bool {
-		if cur[e.Index] {
-			return true
-		}
-		if e.IsSubvol() {
-			reason = ReasonSubvolEntry
-			return false
-		}
-		ii, ok, err := inodeIn(p.t, e.Location.ObjectID)
-		if err != nil {
-			rerr = err
-			return false
-		}
-		ok = ok && ii.NLink > 0
-		switch {
-		case !ok && e.Type == item.FTDir:
-			// replay unlinks its name; it must have had no entries to
-			// leave behind
-			var empty bool
-			if empty, rerr = p.committedEmpty(e.Location.ObjectID); !empty {
-				reason = ReasonDirRemoved
+			ok = ok && ii.NLink > 0
+			switch {
+			case !ok && e.Type == item.FTDir:
+				// replay unlinks its name; it must have had no entries to
+				// leave behind
+				var empty bool
+				if empty, rerr = p.committedEmpty(e.Location.ObjectID); !empty {
+					reason = ReasonDirRemoved
+				}
+			case ok && ii.Mode&item.SIFMT == item.SIFDIR:
+				p.want(e.Location.ObjectID, modeExists)
+			case ok:
+				p.want(e.Location.ObjectID, modeAll)
 			}
-		case ok && ii.Mode&item.SIFMT == item.SIFDIR:
-			p.want(e.Location.ObjectID, modeExists)
-		case ok:
-			p.want(e.Location.ObjectID, modeAll)
+			return reason == "" && rerr == nil
+		})
+		if err == nil {
+			err = rerr
 		}
-		return reason == ""
-	}, nil)
-	if err == nil {
-		err = rerr
+		if err != nil {
+			return "", p.errorf(dir, "committed entries: %w", err)
+		}
+		if reason != "" {
+			return reason, nil
+		}
 	}
+	for _, k := range keep {
+		holes = append(holes, indexRange{k, k})
+	}
+	pl.ranges = complement(holes)
+	if p.rec != nil {
+		p.rec.ranges = pl.ranges
+	}
+	return "", nil
+}
+
+// unchangedSpans returns, in order, the index spans of dir's DIR_INDEX
+// items that sit in leaves the running transaction did not change
+// (generation before transid): those entries are the last commit's, and
+// no committed entry lies between the first and last of such a leaf.
+func unchangedSpans(t *ctree.Tree, dir ondisk.ObjectID, transid ondisk.Generation) ([]indexRange, error) {
+	p, _, err := t.Search(ondisk.Key{ObjectID: dir, Type: ondisk.DirIndexKey})
 	if err != nil {
-		return "", p.errorf(dir, "committed entries: %w", err)
+		return nil, err
 	}
-	return reason, nil
+	var out []indexRange
+	for {
+		leaf := p.Leaf()
+		nr := leaf.NumItems()
+		unchanged := leaf.Header().Generation < transid
+		first, last, any := uint64(0), uint64(0), false
+		i := p.Slots[0]
+		for ; i < nr; i++ {
+			k := leaf.Key(i)
+			if k.ObjectID != dir || k.Type != ondisk.DirIndexKey {
+				if k.ObjectID > dir || k.ObjectID == dir && k.Type > ondisk.DirIndexKey {
+					break
+				}
+				continue
+			}
+			if !any {
+				first, any = k.Offset, true
+			}
+			last = k.Offset
+		}
+		if any && unchanged {
+			out = append(out, indexRange{first, last})
+		}
+		if i < nr || nr == 0 {
+			return out, nil
+		}
+		p.Slots[0] = nr - 1
+		ok, err := p.Next()
+		if err != nil || !ok {
+			return out, err
+		}
+	}
+}
+
+// complement returns the ranges of [0, 2^64) outside holes (sorted, not
+// overlapping once sorted).
+func complement(holes []indexRange) []indexRange {
+	hs := slices.Clone(holes)
+	slices.SortFunc(hs, func(a, b indexRange) int {
+		switch {
+		case a.first < b.first:
+			return -1
+		case a.first > b.first:
+			return 1
+		}
+		return 0
+	})
+	var out []indexRange
+	start, done := uint64(0), false
+	for _, h := range hs {
+		if h.first > start {
+			out = append(out, indexRange{start, h.first - 1})
+		}
+		if h.last == ^uint64(0) {
+			done = true
+			break
+		}
+		start = max(start, h.last+1)
+	}
+	if !done {
+		out = append(out, indexRange{start, ^uint64(0)})
+	}
+	return out
+}
+
+// readIndexes calls fn with dir's entries whose index lies in r.
+func readIndexes(t *ctree.Tree, dir ondisk.ObjectID, r indexRange, fn func(inode.DirEntry) bool) error {
+	return inode.ReadDir(t, dir, r.first, func(e inode.DirEntry) bool {
+		if e.Index > r.last {
+			return false
+		}
+		return fn(e)
+	}, nil)
 }
 
 // sameIndex reports whether the last commit has entry e of dir under the
