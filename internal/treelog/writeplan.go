@@ -353,21 +353,29 @@ func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
 	var rerr error
 	var keep []uint64
 	for _, r := range complement(holes) {
-		cur := map[uint64]bool{}
+		// The last commit's entries in r: an entry the running tree has
+		// unchanged (same index, name and target) needs no planning.
+		committed := map[uint64]inode.DirEntry{}
+		if err := readIndexes(p.ct, dir, r, func(e inode.DirEntry) bool {
+			committed[e.Index] = e
+			return true
+		}); err != nil {
+			return "", p.errorf(dir, "committed entries: %w", err)
+		}
 		err := readIndexes(p.t, dir, r, func(e inode.DirEntry) bool {
-			cur[e.Index] = true
+			c, had := committed[e.Index]
+			delete(committed, e.Index)
+			same := had && c.Name == e.Name && c.Location == e.Location && c.Type == e.Type
 			if e.IsSubvol() {
 				// an unchanged subvolume entry stays out of the log's ranges
-				c, err := inode.Lookup(p.ct, dir, e.Name)
-				if err != nil && !errors.Is(err, fs.ErrNotExist) {
-					rerr = err
-					return false
-				}
-				if err != nil || c.Location != e.Location || !p.sameIndex(dir, e) {
+				if !same {
 					reason = ReasonSubvolEntry
 					return false
 				}
 				keep = append(keep, e.Index)
+				return true
+			}
+			if same {
 				return true
 			}
 			reason, rerr = p.entry(e)
@@ -382,43 +390,32 @@ func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
 			}
 			return reason, err
 		}
-		err = readIndexes(p.ct, dir, r, func(e inode.DirEntry) bool {
-			if cur[e.Index] {
-				return true
-			}
+		// Committed entries gone from the running directory.
+		for _, e := range committed {
 			if e.IsSubvol() {
-				reason = ReasonSubvolEntry
-				return false
+				return ReasonSubvolEntry, nil
 			}
 			ii, ok, err := inodeIn(p.t, e.Location.ObjectID)
 			if err != nil {
-				rerr = err
-				return false
+				return "", p.errorf(dir, "committed entry %q: %w", e.Name, err)
 			}
 			ok = ok && ii.NLink > 0
 			switch {
 			case !ok && e.Type == item.FTDir:
 				// replay unlinks its name; it must have had no entries to
 				// leave behind
-				var empty bool
-				if empty, rerr = p.committedEmpty(e.Location.ObjectID); !empty {
-					reason = ReasonDirRemoved
+				empty, err := p.committedEmpty(e.Location.ObjectID)
+				if err != nil {
+					return "", err
+				}
+				if !empty {
+					return ReasonDirRemoved, nil
 				}
 			case ok && ii.Mode&item.SIFMT == item.SIFDIR:
 				p.want(e.Location.ObjectID, modeExists)
 			case ok:
 				p.want(e.Location.ObjectID, modeAll)
 			}
-			return reason == "" && rerr == nil
-		})
-		if err == nil {
-			err = rerr
-		}
-		if err != nil {
-			return "", p.errorf(dir, "committed entries: %w", err)
-		}
-		if reason != "" {
-			return reason, nil
 		}
 	}
 	for _, k := range keep {
@@ -515,16 +512,6 @@ func readIndexes(t *ctree.Tree, dir ondisk.ObjectID, r indexRange, fn func(inode
 	}, nil)
 }
 
-// sameIndex reports whether the last commit has entry e of dir under the
-// same DIR_INDEX index.
-func (p *planner) sameIndex(dir ondisk.ObjectID, e inode.DirEntry) bool {
-	data, ok, err := p.ct.Lookup(ondisk.Key{ObjectID: dir, Type: ondisk.DirIndexKey, Offset: e.Index})
-	if err != nil || !ok {
-		return false
-	}
-	items, err := item.DecodeDirItems(data)
-	return err == nil && len(items) == 1 && string(items[0].Name) == e.Name && items[0].Location == e.Location
-}
 
 // entry plans the inode that entry e of a logged directory names.
 func (p *planner) entry(e inode.DirEntry) (string, error) {
