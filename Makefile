@@ -2,6 +2,9 @@
 # then runs every Go test plus short fuzz runs.
 GO ?= go
 FUZZTIME ?= 3s
+# staticcheck, pinned; `go run pkg@version` fetches it through the module
+# proxy on a fresh machine and keeps it out of go.mod.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: test deps unit fuzz build bench invariants
 
@@ -13,6 +16,7 @@ deps:
 build:
 	$(GO) build ./...
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
 
 unit:
 	$(GO) test -count=1 -timeout 12m ./...

@@ -44,13 +44,13 @@ func treeBlocks(t testing.TB, img string) ([]treeBlock, *fsinfo.FSInfo) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr.Walk(func(n *diskio.Node, err error) error {
-			if n == nil {
-				return nil
+		err = tr.Walk(func(n *diskio.Node, err error) error {
+			if err != nil {
+				return err // the image is clean: every block must read
 			}
 			copies, _, err := info.Chunks.Map(n.Addr, uint64(info.Super.NodeSize))
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
 			b := treeBlock{tree: id, logical: n.Addr, level: n.Level()}
 			for _, c := range copies {
@@ -59,6 +59,9 @@ func treeBlocks(t testing.TB, img string) ([]treeBlock, *fsinfo.FSInfo) {
 			out = append(out, b)
 			return nil
 		})
+		if err != nil {
+			t.Fatalf("walk tree %d: %v", id, err)
+		}
 	}
 	return out, info
 }

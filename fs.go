@@ -1,4 +1,9 @@
-// Package gobtrfs reads btrfs filesystem images in pure Go.
+// Package gobtrfs reads and writes btrfs filesystem images in pure Go,
+// images that the Linux kernel mounts.
+//
+// Open gives a read-only view; OpenRW (an *RW) changes an image, each
+// change in the current transaction until Commit or Close; Mkfs and
+// CreateImage make a new filesystem.
 //
 // An *FS is an io/fs.FS (with ReadDir, Stat, ReadLink and Lstat) over one
 // subvolume of an image, crossing into nested subvolumes and snapshots where
@@ -10,34 +15,23 @@ package gobtrfs
 
 import (
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/fsread"
+	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"io"
 	"io/fs"
-	"sync"
-	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
-	"github.com/gobtrfs/gobtrfs/internal/ctree"
-	"github.com/gobtrfs/gobtrfs/internal/datacsum"
-	"github.com/gobtrfs/gobtrfs/internal/extentmap"
-	"github.com/gobtrfs/gobtrfs/internal/fileread"
-	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
-// FS is an open btrfs filesystem presenting one subvolume as its root.
+// FS is an open btrfs filesystem presenting one subvolume as its root: the
+// io/fs door over the read engine (internal/fsread), which it reaches by
+// resolving paths to inodes.
 type FS struct {
-	info    *fsinfo.FSInfo
-	dev     blockdev.Device
-	opts    Options
-	root    node
-	extents *extentmap.Cache
-	csums   *datacsum.Tree   // nil without a csum tree
-	data    *fileread.Engine // reads file extents: verified, other copy tried, cached
-	warned  sync.Map         // warnings already given, by text key
-	opened  time.Time
-
-	treesMu sync.Mutex
-	trees   map[ondisk.ObjectID]*ctree.Tree
+	e    *fsread.Engine
+	opts Options
+	root ondisk.InodeRef
 }
 
 var (
@@ -74,66 +68,45 @@ func openDevice(dev blockdev.Device, opts *Options) (*FS, error) {
 	if opts != nil {
 		o = *opts
 	}
-	info, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true, SuperMirror: o.SuperMirror,
-		CacheBytes: o.TreeCacheBytes, Warn: o.Warn})
+	e, err := fsread.Open(dev, o.engine())
 	if err != nil {
 		return nil, err
 	}
-	if info.Super.LogRoot != 0 {
-		info, dev = replayLog(info, dev, o) // in memory; the image is not written
-	}
-	f := &FS{info: info, dev: dev, opts: o, trees: map[ondisk.ObjectID]*ctree.Tree{},
-		extents: extentmap.New(o.ExtentCacheBytes), opened: time.Now()}
-	f.data = fileread.New(info.R, fileread.Options{Cache: true, Warn: o.Warn})
-	if t, err := info.Tree(ondisk.CsumTreeObjectID); err == nil {
-		f.csums = &datacsum.Tree{T: t, SectorSize: info.Super.SectorSize, Type: info.Csum}
-	} else if !o.NoVerifyDataCsum {
-		f.warn("no csum tree", fmt.Sprintf("no csum tree (%v): data is not verified", err))
-	}
-	id, err := f.pickRoot()
-	if err != nil {
-		return nil, err
-	}
-	if _, err := f.tree(id); err != nil {
-		return nil, fmt.Errorf("open subvolume %d: %w", id, err)
-	}
-	f.root = node{subvol: id, ino: ondisk.FirstFreeObjectID}
-	return f, nil
+	return &FS{e: e, opts: o, root: e.Root()}, nil
+}
+
+// engine returns the options of the read engine.
+func (o *Options) engine() fsread.Options {
+	return fsread.Options{NoVerifyDataCsum: o.NoVerifyDataCsum, SuperMirror: o.SuperMirror, Warn: o.Warn,
+		ExtentCacheBytes: o.ExtentCacheBytes, TreeCacheBytes: o.TreeCacheBytes, SubvolID: o.SubvolID,
+		Subvol: o.Subvol, NoLogReplay: o.NoLogReplay}
 }
 
 // Close releases the image.
-func (f *FS) Close() error { return f.dev.Close() }
+func (f *FS) Close() error { return f.e.Close() }
 
 // warn reports msg once per key.
-func (f *FS) warn(key, msg string) {
-	if _, dup := f.warned.LoadOrStore(key, true); dup {
-		return
-	}
-	if f.opts.Warn != nil {
-		f.opts.Warn(msg)
-	}
-}
+func (f *FS) warn(key, msg string) { f.e.Warn(key, msg) }
 
 // Warnings returns the notices the open collected (mirror fallbacks and the like).
-func (f *FS) Warnings() []string { return f.info.Warnings() }
+func (f *FS) Warnings() []string { return f.e.Info().Warnings() }
 
 // SectorSize is the filesystem's sector size.
-func (f *FS) SectorSize() uint32 { return f.info.Super.SectorSize }
+func (f *FS) SectorSize() uint32 { return f.e.SectorSize() }
 
-// tree returns the B-tree of subvolume id, cached.
-func (f *FS) tree(id ondisk.ObjectID) (*ctree.Tree, error) {
-	f.treesMu.Lock()
-	t := f.trees[id]
-	f.treesMu.Unlock()
-	if t != nil {
-		return t, nil
-	}
-	t, err := f.info.Tree(id)
-	if err != nil {
-		return nil, err
-	}
-	f.treesMu.Lock()
-	f.trees[id] = t
-	f.treesMu.Unlock()
-	return t, nil
+// The engine's inode-level reads, as the door's methods use them.
+func (f *FS) inode(n ondisk.InodeRef) (item.InodeItem, error) { return f.e.Inode(n) }
+
+func (f *FS) checkLink(dir ondisk.InodeRef, e inode.DirEntry, target ondisk.InodeRef, x *item.InodeItem) error {
+	return f.e.CheckLink(dir, e, target, x)
 }
+
+func (f *FS) lookupEntry(dir ondisk.InodeRef, name string) (inode.DirEntry, ondisk.InodeRef, error) {
+	return f.e.Lookup(dir, name)
+}
+
+func (f *FS) readlink(n ondisk.InodeRef, x *item.InodeItem) (string, error) {
+	return f.e.Readlink(n, x)
+}
+
+func (f *FS) nodeXattrs(n ondisk.InodeRef) ([]inode.Xattr, error) { return f.e.Xattrs(n) }

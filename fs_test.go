@@ -236,7 +236,7 @@ func TestReadSeek(t *testing.T) {
 				off := r.Int63n(int64(len(want)))
 				n, err := f.ReadAt(buf, off)
 				if err != nil && err != io.EOF || !bytes.Equal(buf[:n], want[off:off+int64(n)]) {
-					errc <- fmt.Errorf("ReadAt %d: %d %v", off, n, err)
+					errc <- fmt.Errorf("ReadAt %d: %d %w", off, n, err)
 					return
 				}
 			}

@@ -246,6 +246,12 @@ func kernelView(t *testing.T, img, opts string) map[string]string {
 	t.Helper()
 	mnt := testutil.LoopMount(t, img, opts)
 	defer testutil.Unmount(t, mnt)
+	return dirView(t, mnt)
+}
+
+// dirView describes every path under the mounted directory mnt.
+func dirView(t *testing.T, mnt string) map[string]string {
+	t.Helper()
 	view := map[string]string{}
 	err := filepath.WalkDir(mnt, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -169,7 +169,7 @@ func TestRWWriteSkipsInvalidCopy(t *testing.T) {
 	}
 	misalignCsumKey(t, img, physical[0], slot)
 	t.Logf("csum leaf %d: copy 1 at %d has an unaligned csum key", leaf, physical[0])
-	testimg.Check(t, img) // btrfs check reads copy 2: clean before the write
+	testutil.CheckImage(t, img) // btrfs check reads copy 2: clean before the write
 
 	w, err = gobtrfs.OpenRW(img, nil)
 	if err != nil {

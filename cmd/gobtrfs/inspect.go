@@ -178,7 +178,7 @@ func dumpOneSuper(w *bufio.Writer, path string, off uint64, full, force bool) er
 		return nil // the device is too small to hold this copy, as btrfs-progs treats it
 	}
 	if n != len(buf) {
-		return fmt.Errorf("failed to read the superblock on %s at %d: %v", path, off, err)
+		return fmt.Errorf("failed to read the superblock on %s at %d: %w", path, off, err)
 	}
 	sb, err := ondisk.DecodeSuperblock(buf)
 	if err != nil {

@@ -142,7 +142,7 @@ func parseMkfsArgs(args []string) (*mkfsArgs, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, errHelp
 			}
-			return nil, fmt.Errorf("%v\n%s", err, mkfsUsage)
+			return nil, fmt.Errorf("%w\n%s", err, mkfsUsage)
 		}
 		if fs.NArg() == 0 {
 			break

@@ -1,10 +1,10 @@
-// Command mount.fuse.gobtrfs is the mount(8) helper for type fuse.gobtrfs:
-// installed as /sbin/mount.fuse.gobtrfs, it makes `mount -t fuse.gobtrfs
-// IMAGE DIR` and fstab lines like
+// Command mount.fuse.gobtrfs mounts gobtrfs images for mount(8), as the
+// helper for type fuse.gobtrfs. Installed as /sbin/mount.fuse.gobtrfs, it
+// makes `mount -t fuse.gobtrfs IMAGE DIR` work, as do fstab lines like
 //
 //	/srv/disk.img  /mnt/disk  fuse.gobtrfs  defaults,compress=zstd  0 0
 //
-// work. mount(8) runs it as `mount.fuse.gobtrfs IMAGE DIR -o OPTIONS`; it
+// mount(8) runs it as `mount.fuse.gobtrfs IMAGE DIR -o OPTIONS`; it
 // returns once the mount is ready and serves it in the background (-f keeps
 // it in the foreground). `gobtrfs` itself behaves the same when called
 // through a symlink named mount.fuse.gobtrfs.

@@ -107,11 +107,11 @@ func (e *benchEnv) kernelBtrfs(name string, size int64) (string, string, func() 
 	f.Truncate(size)
 	f.Close()
 	if out, err := exec.Command("mkfs.btrfs", "-q", "-f", img).CombinedOutput(); err != nil {
-		return "", "", nil, fmt.Errorf("mkfs.btrfs: %v: %s", err, out)
+		return "", "", nil, fmt.Errorf("mkfs.btrfs: %w: %s", err, out)
 	}
 	mnt := e.mkdir(name)
 	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
-		return "", "", nil, fmt.Errorf("mount: %v: %s", err, out)
+		return "", "", nil, fmt.Errorf("mount: %w: %s", err, out)
 	}
 	done := false
 	stop := func() error {
@@ -120,7 +120,7 @@ func (e *benchEnv) kernelBtrfs(name string, size int64) (string, string, func() 
 		}
 		done = true
 		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			return fmt.Errorf("umount %s: %v: %s", mnt, err, out)
+			return fmt.Errorf("umount %s: %w: %s", mnt, err, out)
 		}
 		return nil
 	}
@@ -161,7 +161,7 @@ func timeCmd(name string, args ...string) (time.Duration, error) {
 	out, err := exec.Command(name, args...).CombinedOutput()
 	d := time.Since(t0)
 	if err != nil {
-		return d, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
+		return d, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, out)
 	}
 	return d, nil
 }
@@ -664,7 +664,7 @@ func benchRandread(args []string, out io.Writer) error {
 			"--bs=4k", "--rw=randread", "--ioengine=psync", "--direct="+d, "--time_based",
 			fmt.Sprintf("--runtime=%d", *secs), "--output-format=json").Output()
 		if err != nil {
-			return 0, fmt.Errorf("fio: %v", err)
+			return 0, fmt.Errorf("fio: %w", err)
 		}
 		var r struct {
 			Jobs []struct {
@@ -676,8 +676,11 @@ func benchRandread(args []string, out io.Writer) error {
 		if i := strings.IndexByte(string(outb), '{'); i > 0 {
 			outb = outb[i:]
 		}
-		if err := json.Unmarshal(outb, &r); err != nil || len(r.Jobs) == 0 {
-			return 0, fmt.Errorf("fio output: %v", err)
+		if err := json.Unmarshal(outb, &r); err != nil {
+			return 0, fmt.Errorf("fio output: %w", err)
+		}
+		if len(r.Jobs) == 0 {
+			return 0, fmt.Errorf("fio output: no jobs")
 		}
 		return r.Jobs[0].Read.IOPS, nil
 	}

@@ -57,7 +57,7 @@ func loadDevExtents(dev *DeviceSpace, t *ctree.Tree) error {
 	err := t.Range(min, max, func(k ondisk.Key, data []byte) bool {
 		de, err := item.DecodeDevExtent(data)
 		if err != nil {
-			derr = fmt.Errorf("dev extent %v: %w", k, diskio.Corruptf("%v", err))
+			derr = fmt.Errorf("dev extent %v: %w", k, diskio.Corruptf("%w", err))
 			return false
 		}
 		dev.AddExtent(ondisk.PhysicalAddr(k.Offset), de.Length)
@@ -80,7 +80,7 @@ func (m *Manager) loadGroup(c LoadConfig, mp volume.Mapping) (*Group, error) {
 	}
 	bi, err := item.DecodeBlockGroupItem(data)
 	if err != nil {
-		return nil, fmt.Errorf("load block group %v: %w", key, diskio.Corruptf("%v", err))
+		return nil, fmt.Errorf("load block group %v: %w", key, diskio.Corruptf("%w", err))
 	}
 	if bi.Flags != mp.Chunk.Type {
 		return nil, fmt.Errorf("load block group %v: %w", key,
@@ -100,7 +100,7 @@ func (m *Manager) loadGroup(c LoadConfig, mp volume.Mapping) (*Group, error) {
 		return nil, err
 	}
 	if err := g.check(); err != nil {
-		return nil, fmt.Errorf("load block group %v: %w", key, diskio.Corruptf("%v", err))
+		return nil, fmt.Errorf("load block group %v: %w", key, diskio.Corruptf("%w", err))
 	}
 	return g, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/mkfs"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // mkfsVariants are the mkfs.btrfs options the clean tests cover.
@@ -149,22 +150,22 @@ sync
 // mount directory) and unmounts it.
 func kernelImage(t *testing.T, img string, mountOpts, extra string, args ...string) {
 	t.Helper()
-	testimg.NeedKernel(t)
+	testutil.NeedRootLoop(t)
 	mkfsImage(t, img, "", 1<<30, args...)
-	dev := testimg.Loop(t, img)
-	m := testimg.Mount(t, dev, mountOpts)
-	out, err := exec.Command("bash", "-c", kernelWorkload+extra, "workload", m.Dir).CombinedOutput()
+	dev := testutil.Loop(t, img)
+	mnt := testutil.Mount(t, dev, mountOpts)
+	out, err := exec.Command("bash", "-c", kernelWorkload+extra, "workload", mnt).CombinedOutput()
 	if err != nil {
 		t.Fatalf("workload: %v\n%s", err, out)
 	}
-	m.Unmount()
+	testutil.Unmount(t, mnt)
 }
 
 // TestKernelImagesClean: kernel-made images, under several mkfs and mount
 // options, are clean for both checkers (data checksums verified too).
 func TestKernelImagesClean(t *testing.T) {
 	needProgs(t)
-	testimg.NeedKernel(t)
+	testutil.NeedRootLoop(t)
 	for _, v := range []struct {
 		name, mount, extra string
 		args               []string

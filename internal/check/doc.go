@@ -1,6 +1,7 @@
-// Package check is gobtrfs's filesystem checker, a read-only counterpart of
-// btrfs check (btrfs-progs check/main.c and check/mode-lowmem.c). It opens
-// an image with fsinfo, walks every tree once and cross-checks what it saw:
+// Package check checks a btrfs filesystem for consistency without changing
+// it, as btrfs check --readonly does (btrfs-progs check/main.c and
+// check/mode-lowmem.c). It opens an image with fsinfo, walks every tree
+// once and cross-checks what it saw:
 //
 //  1. Tree structure, for every tree reachable from the superblock and the
 //     root tree (subvolumes and snapshots, data reloc, reloc and log trees

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
-	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // kernelCorruptions damage what only a kernel-made image has: subvolume
@@ -98,7 +98,7 @@ func kernelCorruptions() []corruption {
 // found by both checkers, and ours names the place.
 func TestKernelCorruption(t *testing.T) {
 	needProgs(t)
-	testimg.NeedKernel(t)
+	testutil.NeedRootLoop(t)
 	img0 := filepath.Join(t.TempDir(), "k.img")
 	kernelImage(t, img0, "compress=zstd", "")
 	mustBeClean(t, img0, Options{})
@@ -132,7 +132,7 @@ func TestKernelCorruption(t *testing.T) {
 // to a log block is reported in the log tree.
 func TestKernelLogTree(t *testing.T) {
 	needProgs(t)
-	testimg.NeedKernel(t)
+	testutil.NeedRootLoop(t)
 	dir := t.TempDir()
 	img, logRoot := kernelLogImage(t, dir)
 	mustBeClean(t, img, Options{})
@@ -157,15 +157,15 @@ func kernelLogImage(t *testing.T, dir string) (string, ondisk.LogicalAddr) {
 	t.Helper()
 	live := filepath.Join(dir, "live.img")
 	mkfsImage(t, live, "", 1<<30)
-	m := testimg.Mount(t, testimg.Loop(t, live), "commit=300")
-	if err := os.WriteFile(filepath.Join(m.Dir, "committed"), []byte("x"), 0o644); err != nil {
+	mnt := testutil.Mount(t, testutil.Loop(t, live), "commit=300")
+	if err := os.WriteFile(filepath.Join(mnt, "committed"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("sync").CombinedOutput(); err != nil {
 		t.Fatalf("sync: %v %s", err, out)
 	}
 	for i := 0; i < 40; i++ {
-		f, err := os.Create(filepath.Join(m.Dir, fmt.Sprintf("logged-%d", i)))
+		f, err := os.Create(filepath.Join(mnt, fmt.Sprintf("logged-%d", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func kernelLogImage(t *testing.T, dir string) (string, ondisk.LogicalAddr) {
 	}
 	img := filepath.Join(dir, "log.img")
 	copyImage(t, live, img) // the loop device's writes are in the file's page cache
-	m.Unmount()
+	testutil.Unmount(t, mnt)
 
 	e := openEditor(t, img)
 	logRoot := e.fi.Super.LogRoot

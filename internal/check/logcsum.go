@@ -30,12 +30,11 @@ type logCsumNeed struct {
 
 // logTreeScan reads the leaves of one per-subvolume log tree.
 type logTreeScan struct {
-	c        *checker
-	ri       *rootInfo
-	csumIno  uint64 // the last logged inode without NODATASUM
-	needs    []logCsumNeed
-	csums    rangeList
-	haveCsum bool
+	c       *checker
+	ri      *rootInfo
+	csumIno uint64 // the last logged inode without NODATASUM
+	needs   []logCsumNeed
+	csums   rangeList
 }
 
 func (s *logTreeScan) leaf(n *diskio.Node, fresh bool) {

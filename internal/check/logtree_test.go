@@ -7,7 +7,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
-	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // logTreeOf opens the log tree of subvolume 5 of a pending log.
@@ -36,7 +36,7 @@ func isCsumItem(k ondisk.Key, d []byte) bool {
 // already-present: clean for btrfs check).
 func TestKernelLogTreeCsums(t *testing.T) {
 	needProgs(t)
-	testimg.NeedKernel(t)
+	testutil.NeedRootLoop(t)
 	dir := t.TempDir()
 	img0, _ := kernelLogImage(t, dir)
 	mustBeClean(t, img0, Options{})

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
-	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // qgroupKey is the QGROUP_INFO key of a qgroup.
@@ -117,7 +117,7 @@ func TestQgroupCounters(t *testing.T) {
 // group or of a snapshot is found by both.
 func TestKernelQgroups(t *testing.T) {
 	needProgs(t)
-	testimg.NeedKernel(t)
+	testutil.NeedRootLoop(t)
 	img0 := filepath.Join(t.TempDir(), "k.img")
 	kernelImage(t, img0, "", `
 btrfs quota enable .

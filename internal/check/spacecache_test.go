@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
-	"github.com/gobtrfs/gobtrfs/internal/testimg"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // TestKernelSpaceCacheV1: a kernel-made image with a v1 free space cache
@@ -14,7 +14,7 @@ import (
 // header pointing to an inode that does not exist.
 func TestKernelSpaceCacheV1(t *testing.T) {
 	needProgs(t)
-	testimg.NeedKernel(t)
+	testutil.NeedRootLoop(t)
 	img0 := filepath.Join(t.TempDir(), "v1.img")
 	kernelImage(t, img0, "space_cache=v1", "", "-R", "^free-space-tree")
 	mustBeClean(t, img0, Options{})

@@ -27,15 +27,17 @@ func (e *BlockError) Error() string {
 
 func (e *BlockError) Unwrap() error { return e.Err }
 
-// corruptf builds an error that satisfies errors.Is(err, ErrCorrupt).
+// corruptf builds an error that satisfies errors.Is(err, ErrCorrupt); as
+// with fmt.Errorf, a %w argument is its cause (errors.Is and As see it).
 func corruptf(format string, args ...any) error {
-	return &corruptErr{fmt.Sprintf(format, args...)}
+	return &corruptErr{fmt.Errorf(format, args...)}
 }
 
-type corruptErr struct{ msg string }
+type corruptErr struct{ err error }
 
-func (e *corruptErr) Error() string        { return e.msg }
+func (e *corruptErr) Error() string        { return e.err.Error() }
 func (e *corruptErr) Is(target error) bool { return target == ErrCorrupt }
+func (e *corruptErr) Unwrap() error        { return e.err }
 
 // Corruptf is corruptf for other packages: an error that errors.Is ErrCorrupt.
 func Corruptf(format string, args ...any) error { return corruptf(format, args...) }

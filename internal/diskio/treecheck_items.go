@@ -49,7 +49,7 @@ func (ru itemRules) checkItems(n *Node) error {
 	for i := 0; i < nr; i++ {
 		k := n.Key(i)
 		if err := ru.checkItem(n, i, k, prev); err != nil {
-			return corruptf("slot %d %v: %v", i, k, err)
+			return corruptf("slot %d %v: %w", i, k, err)
 		}
 		prev = k
 	}

@@ -93,7 +93,7 @@ func (m *Manager) addRef(tr Trees, h *delayedref.Head, ref delayedref.Ref, count
 	a := tr.Alloc()
 	r, err := findExtent(t, h.Bytenr)
 	if err != nil {
-		return corrupt("add %v: %v", ref, err)
+		return corrupt("add %v: %w", ref, err)
 	}
 	i, found := findInline(r.inline, ref)
 	if found {
@@ -153,7 +153,7 @@ func insertKeyed(t *ctree.Tree, a ctree.Allocator, bytenr ondisk.LogicalAddr, re
 	switch ref.Type {
 	case ondisk.TreeBlockRefKey, ondisk.SharedBlockRefKey:
 		if err := t.InsertItem(a, k, nil); err != nil {
-			return corrupt("add keyed %v of %d: %v", ref, uint64(bytenr), err)
+			return corrupt("add keyed %v of %d: %w", ref, uint64(bytenr), err)
 		}
 		return nil
 	case ondisk.SharedDataRefKey:
@@ -165,7 +165,7 @@ func insertKeyed(t *ctree.Tree, a ctree.Allocator, bytenr ondisk.LogicalAddr, re
 		if ok {
 			old, err := item.DecodeSharedDataRef(data)
 			if err != nil {
-				return corrupt("keyed ref %v: %v", k, err)
+				return corrupt("keyed ref %v: %w", k, err)
 			}
 			sr.Count += old.Count
 			return t.UpdateItem(a, k, sr.Bytes())
@@ -183,7 +183,7 @@ func insertKeyed(t *ctree.Tree, a ctree.Allocator, bytenr ondisk.LogicalAddr, re
 		}
 		dr, err := item.DecodeExtentDataRef(data)
 		if err != nil {
-			return corrupt("keyed ref %v: %v", k, err)
+			return corrupt("keyed ref %v: %w", k, err)
 		}
 		if dr.Root == ref.Root && dr.ObjectID == ref.Owner && dr.Offset == ref.Offset {
 			dr.Count += uint32(count)
@@ -213,8 +213,11 @@ func dropKeyed(t *ctree.Tree, a ctree.Allocator, bytenr ondisk.LogicalAddr, ref 
 			return t.DeleteItem(a, k)
 		case ondisk.SharedDataRefKey:
 			sr, err := item.DecodeSharedDataRef(data)
-			if err != nil || int(sr.Count) < count {
-				return corrupt("drop %v of extent %d: has count %d (%v)", ref, uint64(bytenr), sr.Count, err)
+			if err != nil {
+				return corrupt("drop %v of extent %d: %w", ref, uint64(bytenr), err)
+			}
+			if int(sr.Count) < count {
+				return corrupt("drop %v of extent %d: has count %d", ref, uint64(bytenr), sr.Count)
 			}
 			if int(sr.Count) == count {
 				return t.DeleteItem(a, k)
@@ -224,7 +227,7 @@ func dropKeyed(t *ctree.Tree, a ctree.Allocator, bytenr ondisk.LogicalAddr, ref 
 		}
 		dr, err := item.DecodeExtentDataRef(data)
 		if err != nil {
-			return corrupt("keyed ref %v: %v", k, err)
+			return corrupt("keyed ref %v: %w", k, err)
 		}
 		if dr.Root == ref.Root && dr.ObjectID == ref.Owner && dr.Offset == ref.Offset {
 			if int(dr.Count) < count {
@@ -251,7 +254,7 @@ func (m *Manager) dropRef(tr Trees, h *delayedref.Head, ref delayedref.Ref, coun
 	a := tr.Alloc()
 	r, err := findExtent(t, h.Bytenr)
 	if err != nil {
-		return false, corrupt("drop %v: %v", ref, err)
+		return false, corrupt("drop %v: %w", ref, err)
 	}
 	if r.refs < uint64(count) {
 		return false, corrupt("drop %d of %v: extent has %d references", count, ref, r.refs)
@@ -311,7 +314,7 @@ func (m *Manager) setFlags(tr Trees, h *delayedref.Head) error {
 	}
 	r, err := findExtent(t, h.Bytenr)
 	if err != nil {
-		return corrupt("set flags %#x: %v", h.SetFlags, err)
+		return corrupt("set flags %#x: %w", h.SetFlags, err)
 	}
 	if r.flags|h.SetFlags == r.flags {
 		return nil

@@ -52,7 +52,7 @@ func (m *Manager) ModRefs(root Root, buf *diskio.Node, full bool, count int) err
 		}
 		fi, err := item.DecodeFileExtentItem(buf.ItemData(i))
 		if err != nil {
-			return corrupt("leaf %d slot %d: %v", uint64(buf.Addr), i, err)
+			return corrupt("leaf %d slot %d: %w", uint64(buf.Addr), i, err)
 		}
 		if fi.Type == item.FileExtentInline || fi.DiskBytenr == 0 {
 			continue

@@ -50,7 +50,7 @@ func (en *Engine) inflated(in Inode, sums *datacsum.Tree, e *Extent) ([]byte, er
 	}
 	out, err := compress.Decompress(compress.Alg(e.Compression), raw[:e.DiskNumBytes], int(e.RAMBytes), int(ss))
 	if err != nil {
-		return nil, in.errAt(e.Start, uint64(e.DiskBytenr), corruptf("decompress: %v", err))
+		return nil, in.errAt(e.Start, uint64(e.DiskBytenr), corruptf("decompress: %w", err))
 	}
 	if en.decomp != nil {
 		en.decomp.put(key, out)

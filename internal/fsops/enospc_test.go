@@ -33,13 +33,6 @@ func sizedImage(t testing.TB, size int64, args ...string) string {
 	return img
 }
 
-// checkBoth runs btrfs check --readonly (data checksums too) and our checker.
-func checkBoth(t testing.TB, img string) {
-	t.Helper()
-	checktest.Image(t, img)
-	checktest.Image(t, img)
-}
-
 func isNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }
 
 // kernelVerify mounts img read-only with Linux, when the test may, and
@@ -71,14 +64,14 @@ func kernelVerify(t *testing.T, img string, want map[string][]byte) {
 // notAborted fails the test when the filesystem gave up a transaction.
 func notAborted(t testing.TB, f *FS) {
 	t.Helper()
-	if err := f.T.Aborted(); err != nil {
+	if err := f.tx.Aborted(); err != nil {
 		t.Fatalf("filesystem aborted: %v", err)
 	}
 }
 
 // spaceLine describes the block groups for the test log.
 func spaceLine(f *FS) string {
-	g := f.T.Groups()
+	g := f.tx.Groups()
 	d, m := g.Space(ondisk.BlockGroupData), g.Space(ondisk.BlockGroupMetadata)
 	return fmt.Sprintf("data %d/%d MiB used, metadata %d/%d KiB used, device unallocated %d MiB",
 		d.Used>>20, d.Total>>20, m.Used>>10, m.Total>>10, g.Device().Unallocated()>>20)
@@ -233,7 +226,7 @@ func TestENOSPCMetadata(t *testing.T) {
 	content := func(i int) []byte { return bytes.Repeat([]byte{byte(i), byte(i >> 8)}, 1000) }
 	dir, err := f.Mkdir(TopLevel, "d", 0o755, 0, 0)
 	must(t, err)
-	var ids []ID
+	var ids []ondisk.InodeRef
 	var full error
 	for i := 0; full == nil; i++ {
 		id, err := f.Create(dir, fmt.Sprintf("m%05d", i), 0o644, 0, 0, 0)
@@ -395,7 +388,7 @@ func TestRandomOpsFull(t *testing.T) {
 // xattrs the metadata; then a little of each goes.
 func (g *rig) prefill() {
 	t, f := g.t, g.f
-	add := func(dir *mnode, name string, id ID, mode uint32) *mnode {
+	add := func(dir *mnode, name string, id ondisk.InodeRef, mode uint32) *mnode {
 		n := &mnode{mode: mode, xattrs: map[string]string{}, id: id}
 		if mode&item.SIFMT == item.SIFDIR {
 			n.kids = map[string]*mnode{}

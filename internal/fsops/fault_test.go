@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -62,7 +63,7 @@ func faultWorkload(r *rand.Rand) (steps []faultStep, want tree) {
 
 func baseA() []byte { return bytes.Repeat([]byte("base a "), 2000) }
 
-func createWrite(f *FS, dir ID, name string, data []byte) error {
+func createWrite(f *FS, dir ondisk.InodeRef, name string, data []byte) error {
 	id, err := f.Create(dir, name, 0o644, 0, 0, 0)
 	if err != nil {
 		return err
@@ -241,8 +242,8 @@ func readTree(t *testing.T, dev *blockdev.Overlay) tree {
 	}
 	defer f.Close()
 	out := tree{}
-	var walk func(dir ID, prefix string)
-	walk = func(dir ID, prefix string) {
+	var walk func(dir ondisk.InodeRef, prefix string)
+	walk = func(dir ondisk.InodeRef, prefix string) {
 		ents, err := f.ReadDir(dir)
 		if err != nil {
 			t.Fatalf("readdir %s: %v", prefix, err)

@@ -40,7 +40,7 @@ func (o *op) addInodeRef(root, ino, parent ondisk.ObjectID, name string, index u
 	}
 	refs, err := item.DecodeInodeRefs(old)
 	if err != nil {
-		return corruptf("inode ref %v: %v", key, err)
+		return corruptf("inode ref %v: %w", key, err)
 	}
 	for _, r := range refs {
 		if bytes.Equal(r.Name, ref.Name) {
@@ -77,7 +77,7 @@ func (o *op) addExtref(root, ino, parent ondisk.ObjectID, name string, index uin
 	}
 	refs, err := item.DecodeInodeExtrefs(old)
 	if err != nil {
-		return corruptf("inode extref %v: %v", key, err)
+		return corruptf("inode extref %v: %w", key, err)
 	}
 	for _, r := range refs {
 		if r.Parent == parent && bytes.Equal(r.Name, ref.Name) {
@@ -105,7 +105,7 @@ func (o *op) delInodeRef(root, ino, parent ondisk.ObjectID, name string) (uint64
 	if ok {
 		refs, err := item.DecodeInodeRefs(data)
 		if err != nil {
-			return 0, corruptf("inode ref %v: %v", key, err)
+			return 0, corruptf("inode ref %v: %w", key, err)
 		}
 		for i, r := range refs {
 			if !bytes.Equal(r.Name, []byte(name)) {
@@ -128,7 +128,7 @@ func (o *op) delInodeRef(root, ino, parent ondisk.ObjectID, name string) (uint64
 	if ok {
 		refs, err := item.DecodeInodeExtrefs(data)
 		if err != nil {
-			return 0, corruptf("inode extref %v: %v", key, err)
+			return 0, corruptf("inode extref %v: %w", key, err)
 		}
 		for i, r := range refs {
 			if r.Parent != parent || !bytes.Equal(r.Name, []byte(name)) {
@@ -148,7 +148,7 @@ func (o *op) delInodeRef(root, ino, parent ondisk.ObjectID, name string) (uint64
 
 // parentDir returns the directory holding dir (dirs have one name); 0 for
 // the root directory of a subvolume.
-func (o *op) parentDir(dir ID) (ondisk.ObjectID, error) {
+func (o *op) parentDir(dir ondisk.InodeRef) (ondisk.ObjectID, error) {
 	if dir.Ino == RootDirIno {
 		return 0, nil
 	}
@@ -167,7 +167,7 @@ func (o *op) parentDir(dir ID) (ondisk.ObjectID, error) {
 		if k := p.Key(); k.ObjectID == dir.Ino && k.Type == ondisk.InodeExtrefKey {
 			r, _, err := item.DecodeInodeExtref(p.Data())
 			if err != nil {
-				return 0, corruptf("inode extref %v: %v", k, err)
+				return 0, corruptf("inode extref %v: %w", k, err)
 			}
 			return r.Parent, nil
 		}

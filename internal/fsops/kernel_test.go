@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,7 @@ func describeHost(t testing.TB, root string) map[string]string {
 			body = "-> " + target
 		default:
 			if st.Rdev != 0 {
-				body = fmt.Sprintf("rdev %d", uint64(unix.Major(st.Rdev))<<20|uint64(unix.Minor(st.Rdev)))
+				body = fmt.Sprintf("rdev %d", ondisk.DecodeDevT(st.Rdev))
 			}
 		}
 		xs := map[string]string{}

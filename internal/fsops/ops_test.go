@@ -11,6 +11,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/compress"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -35,7 +36,7 @@ func wantErrno(t *testing.T, what string, err error, want syscall.Errno) {
 	}
 }
 
-func readAll(t *testing.T, f *FS, id ID) []byte {
+func readAll(t *testing.T, f *FS, id ondisk.InodeRef) []byte {
 	t.Helper()
 	x, err := f.Stat(id)
 	must(t, err)
@@ -45,7 +46,7 @@ func readAll(t *testing.T, f *FS, id ID) []byte {
 }
 
 // checkNBytes recomputes what the extents of a file account for.
-func checkNBytes(t *testing.T, f *FS, id ID) {
+func checkNBytes(t *testing.T, f *FS, id ondisk.InodeRef) {
 	t.Helper()
 	err := f.run(func(o *op) error {
 		x, err := o.inode(id)
@@ -147,7 +148,7 @@ func TestNamespace(t *testing.T) {
 }
 
 // listTree describes every name below dir: type, permissions, links, size.
-func listTree(t *testing.T, f *FS, dir ID, prefix string) map[string]string {
+func listTree(t *testing.T, f *FS, dir ondisk.InodeRef, prefix string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	ents, err := f.ReadDir(dir)
@@ -210,7 +211,7 @@ func listTree(t *testing.T, f *FS, dir ID, prefix string) map[string]string {
 type shadow struct {
 	t    *testing.T
 	f    *FS
-	id   ID
+	id   ondisk.InodeRef
 	want []byte
 }
 
@@ -422,7 +423,7 @@ func TestSubvolumes(t *testing.T) {
 		must(t, err)
 		sv, err := f.CreateSubvolume(d, "sv", 0o755, 0, 0)
 		must(t, err)
-		svRoot := ID{sv, RootDirIno}
+		svRoot := ondisk.InodeRef{Root: sv, Ino: RootDirIno}
 		fid, err := f.Create(svRoot, "file", 0o644, 0, 0, 0)
 		must(t, err)
 		_, err = f.WriteAt(fid, 0, bytes.Repeat([]byte("s"), 10000))
@@ -432,17 +433,17 @@ func TestSubvolumes(t *testing.T) {
 		must(t, err)
 		ro, err := f.Snapshot(sv, TopLevel, "ro", true)
 		must(t, err)
-		_, err = f.Create(ID{ro, RootDirIno}, "x", 0o644, 0, 0, 0)
+		_, err = f.Create(ondisk.InodeRef{Root: ro, Ino: RootDirIno}, "x", 0o644, 0, 0, 0)
 		wantErrno(t, "create in read-only snapshot", err, syscall.EROFS)
-		_, err = f.WriteAt(ID{snap, fid.Ino}, 5, []byte("changed"))
+		_, err = f.WriteAt(ondisk.InodeRef{Root: snap, Ino: fid.Ino}, 5, []byte("changed"))
 		must(t, err)
 		wantErrno(t, "link across subvolumes", f.Link(fid, TopLevel, "x"), syscall.EXDEV)
 		wantErrno(t, "rename across subvolumes", f.Rename(svRoot, "file", TopLevel, "x", 0), syscall.EXDEV)
 		wantErrno(t, "unlink subvolume", f.Unlink(d, "sv"), syscall.EISDIR)
-		nested, err := f.CreateSubvolume(ID{snap, RootDirIno}, "nested", 0o755, 0, 0)
+		nested, err := f.CreateSubvolume(ondisk.InodeRef{Root: snap, Ino: RootDirIno}, "nested", 0o755, 0, 0)
 		must(t, err)
 		wantErrno(t, "delete subvolume with a nested one", f.DeleteSubvolume(TopLevel, "snap"), syscall.ENOTEMPTY)
-		must(t, f.Rename(ID{snap, RootDirIno}, "nested", ID{snap, RootDirIno}, "moved", 0))
+		must(t, f.Rename(ondisk.InodeRef{Root: snap, Ino: RootDirIno}, "nested", ondisk.InodeRef{Root: snap, Ino: RootDirIno}, "moved", 0))
 		subs, err := f.ListSubvolumes()
 		must(t, err)
 		var paths []string
@@ -461,7 +462,7 @@ func TestSubvolumes(t *testing.T) {
 			t.Fatalf("subvolume entries in the fs tree:\n%s", root)
 		}
 		f = openImage(t, img, Options{})
-		must(t, f.Rmdir(ID{snap, RootDirIno}, "moved")) // empty subvolume: rmdir deletes it
+		must(t, f.Rmdir(ondisk.InodeRef{Root: snap, Ino: RootDirIno}, "moved")) // empty subvolume: rmdir deletes it
 		must(t, f.DeleteSubvolume(TopLevel, "snap"))
 		must(t, f.DeleteSubvolume(TopLevel, "ro"))
 		got := readAll(t, f, fid)

@@ -61,6 +61,7 @@ func TestCorruptBlockGivesEIO(t *testing.T) {
 	if a2, _, _ := leafOf(t, img, good.Ino); a2 == addr {
 		t.Fatalf("both files in one leaf; the test needs two")
 	}
+	checktest.Damaged(img) // on purpose: no end-of-test check
 	f, err := os.OpenFile(img, os.O_RDWR, 0)
 	must(t, err)
 	junk := []byte(strings.Repeat("\xde\xad", 64))

@@ -62,6 +62,7 @@ func (d *dirHandle) load() syscall.Errno {
 		return m.errnoOf("readdir", d.n.id, err)
 	}
 	d.entries, d.loaded = es, true
+	m.accessed(d.n.id)
 	return 0
 }
 
@@ -108,12 +109,15 @@ func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	return 0
 }
 
-// Fsyncdir makes the directory durable: a full commit.
+// Fsyncdir makes the directory durable: buffered data is written back
+// (so that new files logged with the directory carry theirs), then the
+// directory goes to the log tree with its entries (no commit), or a full
+// commit where fsops cannot log it.
 func (d *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
 	if d.n.m.rw == nil {
 		return 0
 	}
-	return d.n.m.errnoOf("fsyncdir", d.n.id, d.n.m.rw.syncAll())
+	return d.n.m.errnoOf("fsyncdir", d.n.id, d.n.m.rw.fsyncDir(d.n.id))
 }
 
 // Releasedir drops the snapshot.

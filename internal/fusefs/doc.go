@@ -3,9 +3,9 @@
 //
 // # Two sides
 //
-// A read-only mount (-o ro) serves the read side alone: the root package
-// gobtrfs (path walks, extent-cached file reads with checksums) behind the
-// small backend interface of backend.go. A read-write mount serves
+// A read-only mount (-o ro) serves the read engine alone: internal/fsread
+// (lookups by inode identity, extent-cached file reads with checksums)
+// behind the small backend interface of backend.go. A read-write mount serves
 // internal/fsops over internal/txn, with buffered writes in
 // internal/pagecache.
 //
@@ -34,8 +34,8 @@
 //     fsyncdir, and unmount (the whole list, then commit).
 //
 // Sync walks the writeback list only: clean cached inodes are never visited
-// (seed 002); pagecache.Stats counts list adds, removals and what the last
-// sync visited.
+// (as the kernel's wait_sb_inodes walks only s_inodes_wb); pagecache.Stats
+// counts list adds, removals and what the last sync visited.
 //
 // A read combines the on-disk bytes with the dirty bytes laid over them.
 // pagecache takes an inode's dirty spans off its list before handing them to
@@ -44,6 +44,50 @@
 // writeback holds it exclusively. Operations that change file data on disk
 // directly (truncate, fallocate, clone) first write the inode back and hold
 // wbMu exclusively too, so buffered bytes never land on top of them.
+//
+// # Lock order
+//
+// A goroutine holding a lock takes only locks further down this list
+// (outermost first); locks on one line are never held together. go-fuse's
+// own locks come after all of ours: we call into go-fuse (NewInode, Parent)
+// holding ours, and it calls our methods (OnForget too) holding none.
+//
+//  1. dirHandle.mu: one open directory; held while it loads, which ends by
+//     updating the atime (accessed, under the data lock).
+//  2. rwState.locks[i], the per-inode data lock (hashed by ID: write,
+//     setattr, fallocate, copy_file_range, atime updates; copyRange takes
+//     two, lower index first) | rwState.nsMu (create, tmpfile, link,
+//     unlink, rmdir, rename, opendir/open, the last release of a file with
+//     a hidden name).
+//  3. rwState.wbMu: exclusive for writeback and for changes of file data on
+//     disk, shared by read, getattr and lookup.
+//  4. pagecache.Inode.mu: one inode's writeback, held across
+//     Backend.WriteBack and so across the fsops calls it makes.
+//  5. treelog.Writer.mu: fsync through the log tree (fsops.Fsync, called
+//     after wbMu is released); it begins txn handles itself and, when it
+//     falls back, commits through fsops.FS.Commit.
+//  6. fsops.FS.mu: one fsops operation, a commit, or Close.
+//  7. txn.FS.mu: a transaction handle from Begin to End, or a commit; taken
+//     by fsops inside its operations, by treelog.Writer, and by
+//     rwState.SeekData directly (under wbMu, with no fsops lock).
+//  8. txn's log state lock: under a handle or commit, or alone (SyncLog).
+//  9. Leaves, which call out to nothing while held: fsops.dataSpace.mu;
+//     blockgroup.Manager.mu, then volume.ChunkMap.mu, then
+//     blockgroup.DeviceSpace.mu; delayedref.Queue.mu; diskio.Reader.mu; the
+//     fileread caches and warnMu; txn.FS.statsMu and timerMu (never held
+//     while waiting for the timer); the treelog stats lock; fsinfo's warnMu;
+//     the blockdev locks.
+//
+// rwState.mu (the open-file table) is taken briefly under any of 1-4 and
+// never held while calling fsops, the page cache's writeback or go-fuse;
+// under it only pagecache.Cache.mu (Drop) is taken. pagecache.Cache.mu is
+// taken last of all: the cache never holds it while calling its backend.
+// inoMap.mu is a leaf. A read-only mount has only dirHandle.mu, then
+// roBackend.mu, then gobtrfs.File.mu, then the root package's caches and
+// diskio.Reader.mu.
+//
+// Two calls must not be made while holding a txn handle (txn.FS.mu is not
+// reentrant): fsops (it begins its own handle) and txn.FS.Commit/Super.
 //
 // # Unlinked open files
 //

@@ -3,10 +3,12 @@ package fusefs
 import (
 	"context"
 	"encoding/binary"
+	"os"
 	"syscall"
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -38,8 +40,13 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 		if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
 			return nil, 0, syscall.EROFS
 		}
+	} else if errno := n.mayOpen(flags); errno != 0 {
+		return nil, 0, errno
 	} else if err := n.m.rw.openExisting(n.id); err != nil {
 		return nil, 0, n.m.errnoOf("open", n.id, err)
+	}
+	if !n.m.keepCache(n.id, flags) {
+		return &fileHandle{n: n}, 0, 0 // the next read must reach us (atime.go)
 	}
 	return &fileHandle{n: n}, fuse.FOPEN_KEEP_CACHE, 0
 }
@@ -51,6 +58,7 @@ func (n *Node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64
 		if err != nil {
 			return nil, n.m.errnoOf("read", n.id, err)
 		}
+		n.m.accessed(n.id)
 		return fuse.ReadResultVector([][]byte{buf}), 0
 	}
 	k, err := n.m.b.ReadAt(n.id, dest, off)
@@ -126,6 +134,9 @@ func (n *Node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size u
 // Setattr changes mode, owner, size or times.
 func (n *Node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.maySetattr(in)
+	}
 	if errno != 0 {
 		return errno
 	}
@@ -166,7 +177,7 @@ func (n *Node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		a.Ctime = t
 	}
 	if a.Valid != 0 {
-		if err := r.setattr(n.id, a); err != nil {
+		if err := r.setattr(n.id, a, in.Valid&fuse.FATTR_FH != 0); err != nil {
 			return n.m.errnoOf("setattr", n.id, err)
 		}
 	}
@@ -196,7 +207,22 @@ const (
 	btrfsIocSync  = 0x9408     // BTRFS_IOC_SYNC, _IO(0x94, 8): `btrfs filesystem sync`
 	fsIocGetflags = 0x80086601 // FS_IOC_GETFLAGS (lsattr)
 	fsIocSetflags = 0x40086602 // FS_IOC_SETFLAGS (chattr)
+	// FS_IOC_FSGETXATTR / FSSETXATTR (struct fsxattr, 28 bytes): the
+	// kernel's FUSE asks these first when it reads an inode's flags for
+	// chattr, and xfs_io's chattr uses them.
+	fsIocFsgetxattr = 0x801c581f
+	fsIocFssetxattr = 0x401c5820
 )
+
+// FS_XFLAG_* bits and the btrfs inode flags they stand for. mirrors
+// btrfs_fileattr_get
+var fsXflags = []struct{ x, btrfs uint64 }{
+	{0x00000008, item.InodeImmutable},
+	{0x00000010, item.InodeAppend},
+	{0x00000020, item.InodeSync},
+	{0x00000040, item.InodeNoAtime},
+	{0x00000080, item.InodeNoDump},
+}
 
 // FS_*_FL bits and the btrfs inode flags they stand for. mirrors btrfs_inode_flags_to_fsflags
 var fsFlags = []struct{ fs, btrfs uint64 }{
@@ -222,6 +248,14 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 			return 0, 0
 		}
 		return 0, n.m.errnoOf("sync", n.id, n.m.rw.syncAll())
+	case gobtrfsIocRemount:
+		if len(input) < 8 {
+			return 0, syscall.EINVAL
+		}
+		if uid, _ := callerOwner(ctx); uid != 0 && uid != uint32(os.Getuid()) {
+			return 0, syscall.EPERM // only who may remount (root, the mount's owner)
+		}
+		return 0, n.m.errnoOf("remount", n.id, n.m.remounted(binary.NativeEndian.Uint64(input)))
 	case fsIocGetflags:
 		fl, err := n.m.inodeFlags(n.id)
 		if err != nil {
@@ -237,6 +271,46 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 			binary.NativeEndian.PutUint32(output, v)
 		}
 		return 0, 0
+	case fsIocFsgetxattr:
+		fl, err := n.m.inodeFlags(n.id)
+		if err != nil {
+			return 0, n.m.errnoOf("fsgetxattr", n.id, err)
+		}
+		var v uint32
+		for _, m := range fsXflags {
+			if fl&m.btrfs != 0 {
+				v |= uint32(m.x)
+			}
+		}
+		if len(output) >= 28 {
+			clear(output[:28])
+			binary.NativeEndian.PutUint32(output, v)
+		}
+		return 0, 0
+	case fsIocFssetxattr:
+		r, errno := n.writable()
+		if errno != 0 {
+			return 0, errno
+		}
+		if len(input) < 28 {
+			return 0, syscall.EINVAL
+		}
+		v := uint64(binary.NativeEndian.Uint32(input))
+		fl, err := n.m.inodeFlags(n.id)
+		if err != nil {
+			return 0, n.m.errnoOf("fssetxattr", n.id, err)
+		}
+		for _, m := range fsXflags {
+			fl &^= m.btrfs
+			if v&m.x != 0 {
+				fl |= m.btrfs
+				v &^= m.x
+			}
+		}
+		if v != 0 {
+			return 0, syscall.EOPNOTSUPP
+		}
+		return 0, n.m.errnoOf("fssetxattr", n.id, r.setFlags(n.id, fl))
 	case fsIocSetflags:
 		r, errno := n.writable()
 		if errno != 0 {
@@ -256,14 +330,22 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if v != 0 {
 			return 0, syscall.EOPNOTSUPP
 		}
-		_, err := r.ops.Setattr(fid(n.id), fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
-		return 0, n.m.errnoOf("setflags", n.id, err)
+		return 0, n.m.errnoOf("setflags", n.id, r.setFlags(n.id, fl))
 	}
 	return 0, syscall.ENOTTY
 }
 
+// setFlags sets id's inode flags with its buffered data written back
+// first: whether NODATACOW may change depends on the size the caller sees.
+func (r *rwState) setFlags(id ondisk.InodeRef, fl uint64) error {
+	return r.withData(id, func() error {
+		_, err := r.ops.Setattr(id, fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
+		return err
+	})
+}
+
 // inodeFlags returns the BTRFS_INODE_* flags of id.
-func (m *fsys) inodeFlags(id ID) (uint64, error) {
+func (m *fsys) inodeFlags(id ondisk.InodeRef) (uint64, error) {
 	a, err := m.b.Getattr(id)
 	return a.Flags, err
 }

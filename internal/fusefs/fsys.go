@@ -3,11 +3,13 @@ package fusefs
 import (
 	"context"
 	"log"
+	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // fsys is one mounted filesystem: the backend, the write state of a
@@ -18,6 +20,11 @@ type fsys struct {
 	ids  *inoMap
 	log  *log.Logger
 	opts Options
+
+	// atime is the live access time rule (atimeRule); frozen is set while
+	// a read-write mount is remounted read-only (remount.go).
+	atime  atomic.Uint32
+	frozen atomic.Bool
 }
 
 // nameMax is the longest name btrfs stores (BTRFS_NAME_LEN).
@@ -27,11 +34,11 @@ const nameMax = 255
 type Node struct {
 	fs.Inode
 	m  *fsys
-	id ID
+	id ondisk.InodeRef
 }
 
 // stableAttr is the identity go-fuse keeps for id.
-func (m *fsys) stableAttr(id ID, a *attr) fs.StableAttr {
+func (m *fsys) stableAttr(id ondisk.InodeRef, a *attr) fs.StableAttr {
 	return fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: m.ids.stable(id), Gen: a.Gen}
 }
 
@@ -39,16 +46,16 @@ func (m *fsys) stableAttr(id ID, a *attr) fs.StableAttr {
 // A regular file's node is also an entry in the page cache for as long as
 // the kernel keeps the inode (a clean cached inode: never on the writeback
 // list, never visited by sync).
-func (m *fsys) newChild(ctx context.Context, parent *Node, id ID, a *attr, out *fuse.EntryOut) *fs.Inode {
+func (m *fsys) newChild(ctx context.Context, parent *Node, id ondisk.InodeRef, a *attr, out *fuse.EntryOut) *fs.Inode {
 	a.fill(&out.Attr, m.ids.stable(id))
 	if m.rw != nil && a.Mode&syscall.S_IFMT == syscall.S_IFREG {
-		m.rw.cache.Get(key(id))
+		m.rw.cache.Get(id)
 	}
 	return parent.NewInode(ctx, &Node{m: m, id: id}, m.stableAttr(id, a))
 }
 
 // getattr returns id's attributes, with buffered writes counted.
-func (m *fsys) getattr(id ID) (attr, error) {
+func (m *fsys) getattr(id ondisk.InodeRef) (attr, error) {
 	if m.rw != nil {
 		return m.rw.getattr(id)
 	}
@@ -62,5 +69,3 @@ func callerOwner(ctx context.Context) (uint32, uint32) {
 	}
 	return 0, 0
 }
-
-func timespecOf(sec uint64, nsec uint32) time.Time { return time.Unix(int64(sec), int64(nsec)) }

@@ -70,7 +70,7 @@ func mmapRun(op, path string, size, off int, stdin []byte) (string, error) {
 	cmd.Stdin = bytes.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("mmap %s helper: %v: %s", op, err, out)
+		return "", fmt.Errorf("mmap %s helper: %w: %s", op, err, out)
 	}
 	return string(bytes.TrimSpace(out)), nil
 }

@@ -3,15 +3,18 @@ package fusefs
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/pagecache"
+	"github.com/gobtrfs/gobtrfs/internal/treelog"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -32,7 +35,7 @@ type Mount struct {
 // change passes through this process, so the kernel's copy stays right.
 const cacheTimeout = time.Second
 
-// New opens image (read-only through the read side with o.ReadOnly,
+// New opens image (read-only through internal/fsread with o.ReadOnly,
 // read-write through fsops otherwise), locks it, and mounts it at
 // mountpoint. The mount is ready when New returns; Wait blocks until it is
 // unmounted, and Close must follow to write everything back.
@@ -41,7 +44,16 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st, err := os.Stat(mountpoint); errors.Is(err, iofs.ErrNotExist) {
+		return nil, fmt.Errorf("mount point %s does not exist", mountpoint)
+	} else if err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("mount point %s is not a directory", mountpoint)
+	}
 	m := &fsys{log: o.Logger, opts: o}
+	if len(o.Ignored) > 0 {
+		m.logf("ignoring mount options that mean nothing for a gobtrfs mount: %s", strings.Join(o.Ignored, ","))
+	}
+	m.setAtimeRule(o.Atime, o.NoDiratime)
 	lock, err := lockImage(abs, &o, m.logf)
 	if err != nil {
 		return nil, err
@@ -66,10 +78,10 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 		go r.flusher()
 	}
 	rootID := m.b.Root()
-	m.ids = newInoMap(rootID.Subvol)
+	m.ids = newInoMap(rootID.Root)
 	ra, err := m.b.Getattr(rootID)
 	if err == nil && ra.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-		err = fmt.Errorf("inode %d of subvolume %d has mode %#o, not a directory: %w", rootID.Ino, rootID.Subvol, ra.Mode, diskio.ErrCorrupt)
+		err = fmt.Errorf("inode %d of subvolume %d has mode %#o, not a directory: %w", rootID.Ino, rootID.Root, ra.Mode, diskio.ErrCorrupt)
 	}
 	if err != nil {
 		mt.closeBackend()
@@ -98,7 +110,14 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 		kopts = append(kopts, "ro")
 	}
 	kopts = append(kopts, o.KernelOptions...)
-	var caps uint64
+	direct := os.Geteuid() == 0
+	var flags uintptr
+	if direct {
+		flags = o.mountFlags()
+	} else {
+		kopts = append(kopts, o.mountFlagStrings()...)
+	}
+	caps := uint64(fuse.CAP_EXPORT_SUPPORT) // file handles (export.go)
 	if o.WritebackCache && !o.ReadOnly {
 		caps |= fuse.CAP_WRITEBACK_CACHE
 	}
@@ -108,20 +127,22 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 	}
 	return &fs.Options{
 		MountOptions: fuse.MountOptions{
-			AllowOther:  o.AllowOther,
-			FsName:      fsname,
-			Name:        "gobtrfs",
-			Options:     kopts,
-			Debug:       o.Debug,
-			Logger:      logger,
-			DirectMount: os.Geteuid() == 0,
-			MaxWrite:    1 << 20,
+			AllowOther:       o.AllowOther,
+			FsName:           fsname,
+			Name:             "gobtrfs",
+			Options:          kopts,
+			Debug:            o.Debug,
+			Logger:           logger,
+			DirectMount:      direct,
+			DirectMountFlags: flags,
+			MaxWrite:         1 << 20,
 
 			ExtraCapabilities: caps,
 		},
 		EntryTimeout:   &timeout,
 		AttrTimeout:    &timeout,
 		RootStableAttr: &root,
+		ExternalNodeID: true,
 		Logger:         logger,
 	}
 }
@@ -163,6 +184,15 @@ func (mt *Mount) CacheStats() pagecache.Stats {
 		return pagecache.Stats{}
 	}
 	return mt.m.rw.cache.Stats()
+}
+
+// FsyncStats reports how the mount's fsyncs were made durable (zeros on a
+// read-only mount).
+func (mt *Mount) FsyncStats() treelog.StatsSnapshot {
+	if mt.m.rw == nil {
+		return treelog.StatsSnapshot{}
+	}
+	return mt.m.rw.ops.FsyncStats()
 }
 
 // ReadOnly reports a read-only mount.

@@ -5,6 +5,7 @@ import (
 	"log"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -32,8 +33,12 @@ type Options struct {
 	// cache and send them in large WRITE requests (FUSE writeback_cache):
 	// far fewer round trips for streams of small writes.
 	WritebackCache bool
-	// NoDataCsum skips data checksum verification on a read-only mount.
+	// NoDataCsum skips data checksum verification on a read-only mount;
+	// on a read-write one new regular files get NODATASUM (the kernel's
+	// nodatasum). NoDataCow gives new regular files NODATACOW and
+	// NODATASUM (nodatacow): their writes go in place.
 	NoDataCsum bool
+	NoDataCow  bool
 	// NoLogReplay (read-only mounts only) shows the committed state of an
 	// image with a pending log tree instead of replaying the log in memory:
 	// fsync'd changes after the last commit are not shown (the kernel's
@@ -51,7 +56,31 @@ type Options struct {
 	LockWait time.Duration
 	// KernelOptions are passed to the kernel mount as they are ("sync", "dirsync").
 	KernelOptions []string
+	// Atime is when reads update the access time: AtimeRelative (the
+	// default, relatime), AtimeNever (noatime) or AtimeStrict (strictatime).
+	// NoDiratime leaves directories' access times alone (nodiratime).
+	Atime      AtimeMode
+	NoDiratime bool
+	// NoSuid, NoDev and NoExec are the kernel's nosuid, nodev and noexec.
+	// A mount made by root honours set-user-ID bits and device nodes as a
+	// kernel btrfs mount does unless told otherwise; one made through
+	// fusermount3 (not root) is always nosuid,nodev: FUSE's rule for
+	// unprivileged mounts.
+	NoSuid, NoDev, NoExec bool
+	// Ignored lists the kernel btrfs options given that mean nothing for
+	// this mount (ssd, space_cache=v2, discard=async...): New logs them
+	// in one line; fstab lines written for the kernel mount as they are.
+	Ignored []string
 }
+
+// AtimeMode is the access time rule of a mount (atime.go).
+type AtimeMode int
+
+const (
+	AtimeRelative AtimeMode = iota // relatime
+	AtimeNever                     // noatime
+	AtimeStrict                    // strictatime
+)
 
 const (
 	defaultCommitInterval = 30 * time.Second
@@ -62,10 +91,71 @@ const (
 // the kernel, not the filesystem.
 var ignoredOptions = map[string]bool{
 	"rw": true, "defaults": true, "auto": true, "noauto": true, "user": true, "nouser": true,
-	"users": true, "owner": true, "group": true, "_netdev": true, "nofail": true, "exec": true,
-	"noexec": true, "suid": true, "nosuid": true, "dev": true, "nodev": true, "async": true,
-	"relatime": true, "x-systemd.automount": true, "default_permissions": true, "loop": true,
-	"noatime": true, "nodiratime": true, "strictatime": true, "lazytime": true, "nolazytime": true,
+	"users": true, "owner": true, "group": true, "_netdev": true, "nofail": true, "async": true,
+	"x-systemd.automount": true, "default_permissions": true, "loop": true,
+	"lazytime": true, "nolazytime": true,
+}
+
+// mountFlags are the mount(2) flags of a mount made directly (as root):
+// nosuid, nodev, noexec as asked, and the atime flags, which the kernel
+// shows in /proc/mounts (the daemon applies the atime rules, atime.go).
+func (o *Options) mountFlags() uintptr {
+	var f uintptr
+	for _, b := range []struct {
+		on   bool
+		flag uintptr
+	}{{o.NoSuid, syscall.MS_NOSUID}, {o.NoDev, syscall.MS_NODEV}, {o.NoExec, syscall.MS_NOEXEC},
+		{o.NoDiratime, syscall.MS_NODIRATIME}, {o.ReadOnly, syscall.MS_RDONLY}} {
+		if b.on {
+			f |= b.flag
+		}
+	}
+	switch o.Atime {
+	case AtimeNever:
+		f |= syscall.MS_NOATIME
+	case AtimeStrict:
+		f |= msStrictAtime
+	default:
+		f |= syscall.MS_RELATIME
+	}
+	return f
+}
+
+// msStrictAtime is MS_STRICTATIME (not in package syscall).
+const msStrictAtime = 1 << 24
+
+// mountFlagStrings are the same for fusermount3 (which adds nosuid,nodev
+// for users other than root).
+func (o *Options) mountFlagStrings() []string {
+	var s []string
+	for _, b := range []struct {
+		on   bool
+		name string
+	}{{o.NoSuid, "nosuid"}, {o.NoDev, "nodev"}, {o.NoExec, "noexec"}, {o.NoDiratime, "nodiratime"},
+		{o.Atime == AtimeNever, "noatime"}, {o.Atime == AtimeStrict, "strictatime"}} {
+		if b.on {
+			s = append(s, b.name)
+		}
+	}
+	return s
+}
+
+// kernelBtrfsOptions are the kernel btrfs mount options (with a value
+// where they take one) that change nothing here: allocation and device
+// hints, caches, background work, debugging, recovery of other kinds.
+var kernelBtrfsOptions = map[string]bool{
+	"ssd": true, "ssd_spread": true, "nossd": true, "nossd_spread": true,
+	"space_cache": true, "nospace_cache": true, "clear_cache": true,
+	"discard": true, "nodiscard": true, "autodefrag": true, "noautodefrag": true,
+	"thread_pool": true, "max_inline": true, "metadata_ratio": true,
+	"flushoncommit": true, "noflushoncommit": true, "barrier": true, "nobarrier": true,
+	"treelog": true, "notreelog": true,
+	"skip_balance": true, "enospc_debug": true, "noenospc_debug": true,
+	"user_subvol_rm_allowed": true, "rescan_uuid_tree": true, "degraded": true, "device": true,
+	"fatal_errors": true, "acl": true, "noacl": true, "usebackuproot": true, "recovery": true,
+	"norecovery": true, "inode_cache": true, "noinode_cache": true, "check_int": true,
+	"check_int_data": true, "check_int_print_mask": true, "fragment": true, "ref_verify": true,
+	"iversion": true, "noiversion": true, "rescue": true,
 }
 
 // kernelPassed are options handed to the kernel mount.
@@ -101,7 +191,7 @@ func ParseMountOptions(s string, o *Options) error {
 		case k == "subvolid" && hasV:
 			n, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
-				return fmt.Errorf("option subvolid=%s: %v", v, err)
+				return fmt.Errorf("option subvolid=%s: %w", v, err)
 			}
 			o.SubvolID = n
 		case k == "allow_other":
@@ -109,21 +199,43 @@ func ParseMountOptions(s string, o *Options) error {
 		case k == "dirty_limit" && hasV:
 			n, err := parseSize(v)
 			if err != nil {
-				return fmt.Errorf("option dirty_limit=%s: %v", v, err)
+				return fmt.Errorf("option dirty_limit=%s: %w", v, err)
 			}
 			o.DirtyLimit = n
 		case k == "writeback_cache":
 			o.WritebackCache = true
 		case k == "nodatasum" || (k == "rescue" && v == "ignoredatacsums"):
 			o.NoDataCsum = true
+		case k == "datasum":
+			o.NoDataCsum = false
+		case k == "nodatacow" || k == "datacow":
+			o.NoDataCow = k == "nodatacow"
 		case k == "nologreplay" || (k == "rescue" && v == "nologreplay"):
 			o.NoLogReplay = true
+		case k == "relatime" || k == "atime":
+			o.Atime = AtimeRelative
+		case k == "noatime":
+			o.Atime = AtimeNever
+		case k == "strictatime" || k == "norelatime":
+			o.Atime = AtimeStrict
+		case k == "nodiratime":
+			o.NoDiratime = true
+		case k == "diratime":
+			o.NoDiratime = false
+		case k == "nosuid" || k == "suid":
+			o.NoSuid = k == "nosuid"
+		case k == "nodev" || k == "dev":
+			o.NoDev = k == "nodev"
+		case k == "noexec" || k == "exec":
+			o.NoExec = k == "noexec"
 		case k == "debug":
 			o.Debug = true
 		case k == "fsname" && hasV:
 			o.FsName = v
 		case kernelPassed[k]:
 			o.KernelOptions = append(o.KernelOptions, opt)
+		case kernelBtrfsOptions[k]:
+			o.Ignored = append(o.Ignored, opt)
 		case ignoredOptions[k] || strings.HasPrefix(k, "x-") || strings.HasPrefix(k, "comment="):
 		default:
 			return fmt.Errorf("unknown mount option %q", opt)

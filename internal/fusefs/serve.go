@@ -35,6 +35,7 @@ func undoFailedMount(mountpoint string, before int, mountErr error) error {
 	}
 	for try := 0; try < 3 && mountCount(abs) > before; try++ {
 		if err := forceUnmount(abs); err != nil {
+			// the cause is mountErr; the cleanup's failure is only reported
 			return fmt.Errorf("%w (and the failed mount could not be removed: %v)", mountErr, err)
 		}
 	}
@@ -52,7 +53,7 @@ func forceUnmount(dir string) error {
 		if out, ferr := exec.Command(prog, "-u", "-z", dir).CombinedOutput(); ferr == nil {
 			return nil
 		} else if len(out) > 0 {
-			err = fmt.Errorf("%v; %s: %s", err, prog, strings.TrimSpace(string(out)))
+			err = fmt.Errorf("%w; %s: %s", err, prog, strings.TrimSpace(string(out)))
 		}
 	}
 	return fmt.Errorf("unmount %s: %w", dir, err)

@@ -108,6 +108,8 @@ func Lookup(t *ctree.Tree, dir ondisk.ObjectID, name string) (DirEntry, error) {
 	if derr != nil {
 		e, err := LookupIndex(t, dir, name)
 		if err != nil {
+			// the cause is the damaged item; the index's answer (often
+			// not-exist) is only reported, or the name would pass as absent
 			return DirEntry{}, fmt.Errorf("lookup %q in dir %d (tree %s): item %v: %w (and by index: %v)",
 				name, dir, ondisk.TreeName(t.ID), key, derr, err)
 		}

@@ -1,6 +1,6 @@
-// Package inode is the read side of btrfs inodes inside one subvolume tree:
-// inode items, directory entries (DIR_ITEM / DIR_INDEX), back references,
-// xattrs, symlink targets and file extent items (the kernel's inode.c,
+// Package inode reads btrfs inodes inside one subvolume tree: inode items,
+// directory entries (DIR_ITEM / DIR_INDEX), back references, xattrs,
+// symlink targets and file extent items (the kernel's inode.c,
 // dir-item.c, xattr.c and file-item.c, read paths only).
 package inode
 

@@ -1,5 +1,5 @@
-// Package ondisk holds btrfs's on-disk structures: keys, object IDs, item
-// types, the node header and the superblock, with their encodings.
+// Package ondisk defines btrfs's on-disk structures and encodes and decodes
+// them: keys, object IDs, item types, the node header and the superblock.
 // Layouts mirror uapi/linux/btrfs_tree.h; every multi-byte field is little-endian.
 package ondisk
 

@@ -1,8 +1,8 @@
 // Package pagecache holds buffered writes in memory per inode until they are
 // written back (delayed allocation: adjacent small writes merge into one
 // range, so a stream of 4 KiB writes becomes one large extent on disk), and
-// keeps the writeback list of seed 002: sync walks only the inodes that are
-// dirty or under writeback, never every cached inode.
+// keeps a writeback list, so that sync walks only the inodes that are dirty
+// or under writeback, never every cached inode.
 package pagecache
 
 import "sort"

@@ -9,16 +9,6 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
-// Check runs btrfs check --readonly on img and fails on error lines or a
-// non-zero exit.
-//
-// Deprecated: use testutil.CheckImage (this stays until internal/check
-// switches).
-func Check(t testing.TB, img string) {
-	t.Helper()
-	testutil.CheckImage(t, img)
-}
-
 // MkfsQuirks are what mkfs.btrfs --rootdir of this btrfs-progs version does
 // not copy from the source tree (btrfs-progs 6.2 drops timestamp nanoseconds
 // and device numbers, and stores sparse files fully allocated).

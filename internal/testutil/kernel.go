@@ -87,7 +87,7 @@ func (l *loopDev) detach() error {
 	}
 	l.done = true
 	if out, err := exec.Command("losetup", "-d", l.name).CombinedOutput(); err != nil {
-		return fmt.Errorf("losetup -d %s: %v: %s", l.name, err, bytes.TrimSpace(out))
+		return fmt.Errorf("losetup -d %s: %w: %s", l.name, err, bytes.TrimSpace(out))
 	}
 	return nil
 }
@@ -200,7 +200,7 @@ func umountRetry(dir string) error {
 	}
 	holders, _ := exec.Command("sh", "-c", "ls -l /proc/[0-9]*/fd 2>/dev/null | grep -F -- "+shellQuote(dir)+" | head").CombinedOutput()
 	exec.Command("umount", "-l", dir).Run()
-	return fmt.Errorf("umount %s: %v\n%s\nopen files under it:\n%s", dir, err, out, holders)
+	return fmt.Errorf("umount %s: %w\n%s\nopen files under it:\n%s", dir, err, out, holders)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

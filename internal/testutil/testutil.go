@@ -1,7 +1,7 @@
-// Package testutil holds what tests of several packages need to run
-// btrfs-progs and the kernel: checking images with btrfs check, making
-// images with mkfs.btrfs, loop devices and mounts (undone in t.Cleanup),
-// and the skips for tests that need root, loop devices or FUSE.
+// Package testutil runs btrfs-progs and the kernel for the tests of several
+// packages: it checks images with btrfs check, makes images with
+// mkfs.btrfs, attaches loop devices and mounts (undone in t.Cleanup), and
+// skips tests that need root, loop devices or FUSE when they are missing.
 package testutil
 
 import (

@@ -2,6 +2,7 @@ package treelog
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -48,10 +49,15 @@ type wItem struct {
 // inodeLog holds the items of one logged inode (and the checksums of its
 // new data), in key order. Its slices are reused from fsync to fsync.
 type inodeLog struct {
-	id    InodeID
-	items []wItem
-	csums []wItem // EXTENT_CSUM items (keyed as in the csum tree)
-	arena []byte
+	id   ondisk.InodeRef
+	mode logMode
+	keep []uint64 // DIR_INDEX indexes not copied (planned.keep)
+	dels []uint64 // planned.dels copied with
+	// transid is the transaction the store was copied in.
+	transid ondisk.Generation
+	items   []wItem
+	csums   []wItem // EXTENT_CSUM items (keyed as in the csum tree)
+	arena   []byte
 }
 
 func (l *inodeLog) reset() {
@@ -91,13 +97,57 @@ func (l *inodeLog) addHole(ino ondisk.ObjectID, start, end uint64, transid ondis
 
 var make53 [53]byte
 
-// loggedTypes are the item types of a regular file that the log copies.
-func loggedType(t ondisk.ItemType) bool {
+// loggedType reports whether the log copies items of type t for an inode
+// logged in mode m.
+func loggedType(t ondisk.ItemType, m logMode) bool {
 	switch t {
-	case ondisk.InodeItemKey, ondisk.InodeRefKey, ondisk.InodeExtrefKey, ondisk.XattrItemKey, ondisk.ExtentDataKey:
+	case ondisk.InodeItemKey, ondisk.InodeRefKey, ondisk.InodeExtrefKey, ondisk.XattrItemKey:
 		return true
+	case ondisk.ExtentDataKey:
+		return m >= modeAll
+	case ondisk.DirIndexKey:
+		return m == modeDir
 	}
 	return false
+}
+
+// addDirRanges adds the DIR_LOG_INDEX items of a logged directory: one
+// range over every index when it is logged whole, else a one-index range
+// for each committed name replay must remove. They go between the xattrs
+// and the DIR_INDEX items. mirrors insert_dir_log_key
+func (l *inodeLog) addDirRanges(pl *planned) {
+	ino := l.id.Ino
+	put := func(start, end uint64) {
+		off := len(l.arena)
+		l.arena = binary.LittleEndian.AppendUint64(l.arena, end)
+		l.items = append(l.items, wItem{ondisk.Key{ObjectID: ino, Type: ondisk.DirLogIndexKey, Offset: start}, off, 8})
+	}
+	if pl.mode == modeDir {
+		// one range over every index, broken around the kept ones
+		keep := slices.Clone(pl.keep)
+		slices.Sort(keep)
+		start := uint64(0)
+		for _, k := range keep {
+			if k > start {
+				put(start, k-1)
+			}
+			start = k + 1
+		}
+		put(start, ^uint64(0))
+	} else {
+		dels := slices.Clone(pl.dels)
+		slices.Sort(dels)
+		dels = slices.Compact(dels)
+		for i := 0; i < len(dels); {
+			j := i
+			for j+1 < len(dels) && dels[j+1] == dels[j]+1 {
+				j++
+			}
+			put(dels[i], dels[j])
+			i = j + 1
+		}
+	}
+	slices.SortStableFunc(l.items, func(a, b wItem) int { return a.key.Compare(b.key) })
 }
 
 // copyLeafItems copies the items of ino held by leaf (from slot on) into
@@ -111,10 +161,10 @@ func (s *scratch) copyLeafItems(leaf *diskio.Node, slot int, l *inodeLog, ext *e
 	ino := l.id.Ino
 	for i := slot; i < nr; i++ {
 		k := c.Key(i)
-		if k.ObjectID != ino {
+		if k.ObjectID != ino || l.mode == modeExists && k.Type > ondisk.XattrItemKey {
 			return false
 		}
-		if !loggedType(k.Type) {
+		if !loggedType(k.Type, l.mode) || k.Type == ondisk.DirIndexKey && slices.Contains(l.keep, k.Offset) {
 			continue
 		}
 		d := c.ItemData(i)

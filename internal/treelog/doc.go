@@ -1,6 +1,22 @@
-// Package treelog replays the log trees that an fsync leaves (super
-// log_root != 0) into the subvolume trees. mirrors fs/btrfs/tree-log.c
-// (the replay half: btrfs_recover_log_trees)
+// Package treelog writes the log trees that make an fsync durable without
+// a transaction commit, and replays the log trees an fsync left (ours or
+// the kernel's: super log_root != 0) into the subvolume trees.
+// mirrors fs/btrfs/tree-log.c (btrfs_log_inode_parent, btrfs_recover_log_trees)
+//
+// # Writing
+//
+// Writer.Fsync plans the log (see planner), copies the planned inodes'
+// items through a scratch leaf prepared before the transaction handle is
+// taken, builds the log trees in new blocks, and writes them and the
+// superblock. Logged: regular files, symlinks and special files, new
+// files and directories with their new ancestors, renames and hard links
+// (the old directory gets a DIR_LOG_INDEX range without the old name),
+// directory fsync (every entry, one range over all indexes, new children
+// logged too), several subvolumes. Commits instead, with the reason
+// counted: a name that the last commit gives another inode still alive, a
+// new subvolume or a subvolume entry in a logged directory, a removed
+// directory, a chunk of the running transaction, more than maxTargets
+// fsync'd inodes in one transaction.
 //
 // # The format
 //

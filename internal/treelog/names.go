@@ -65,6 +65,9 @@ func (s *subvol) inode(ino ondisk.ObjectID) (item.InodeItem, bool, error) {
 	return x, true, nil
 }
 
+// errNoEntries: a DIR_ITEM/DIR_INDEX item that holds no entry.
+var errNoEntries = errors.New("item holds no entries")
+
 // dirEntries decodes the entries of a DIR_ITEM/DIR_INDEX/XATTR item.
 func dirEntries(data []byte) (item.DirItems, error) {
 	ds, err := item.DecodeDirItems(data)

@@ -23,7 +23,7 @@ type replayer struct {
 // Replay replays every log tree of f's image into the subvolume trees,
 // clears the log root and commits. It is what txn.OpenOptions.ReplayLog
 // takes. mirrors btrfs_recover_log_trees
-func Replay(f *txn.FS) error {
+func Replay(f *txn.Engine) error {
 	logs, err := Read(f.Info)
 	if err != nil || logs == nil {
 		return err
@@ -234,8 +234,11 @@ func (s *subvol) dirDeletes(dir ondisk.ObjectID) error {
 		var derr error
 		err = s.t.Range(dirIndexKey(dir, rg.Key.Offset), dirIndexKey(dir, dl.End), func(k ondisk.Key, data []byte) bool {
 			ds, err := dirEntries(data)
-			if err != nil || len(ds) == 0 {
-				derr = s.errorf("dir index %v: %w", k, corrupt(fmt.Errorf("%v", err)))
+			if err == nil && len(ds) == 0 {
+				err = corrupt(errNoEntries)
+			}
+			if err != nil {
+				derr = s.errorf("dir index %v: %w", k, err)
 				return false
 			}
 			logged, _ := s.log.find(k)
@@ -272,8 +275,11 @@ func (s *subvol) replayDirIndex() error {
 func (s *subvol) replayName(it Item) error {
 	dir, index := it.Key.ObjectID, it.Key.Offset
 	ds, err := dirEntries(it.Data)
-	if err != nil || len(ds) != 1 {
-		return s.errorf("log dir index %v: %w", it.Key, corrupt(fmt.Errorf("%d entries (%v)", len(ds), err)))
+	if err != nil {
+		return s.errorf("log dir index %v: %w", it.Key, err)
+	}
+	if len(ds) != 1 {
+		return s.errorf("log dir index %v: %w", it.Key, corrupt(fmt.Errorf("%d entries", len(ds))))
 	}
 	d := ds[0]
 	if d.Location.Type != ondisk.InodeItemKey {
@@ -296,8 +302,11 @@ func (s *subvol) replayName(it Item) error {
 		return err
 	} else if ok {
 		es, err := dirEntries(b)
-		if err != nil || len(es) == 0 {
-			return s.errorf("dir index %v: %w", dirIndexKey(dir, index), corrupt(fmt.Errorf("%v", err)))
+		if err == nil && len(es) == 0 {
+			err = corrupt(errNoEntries)
+		}
+		if err != nil {
+			return s.errorf("dir index %v: %w", dirIndexKey(dir, index), err)
 		}
 		e := es[0]
 		if e.Location == d.Location && string(e.Name) == string(d.Name) {

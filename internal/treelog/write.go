@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -14,26 +15,23 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
-// InodeID names an inode for the log writer: subvolume tree and number.
-type InodeID struct {
-	Subvol ondisk.ObjectID
-	Ino    ondisk.ObjectID
-}
-
-// Writer writes the log trees of one filesystem: fsync of a regular file
-// copies the inode's items (inode item, refs, xattrs, file extents with the
-// holes between them, and the checksums of its new data) into its
-// subvolume's log tree, writes the log trees and the log root tree, then
-// the superblock of the last commit with log_root set; no commit. Every
-// inode logged in the running transaction is copied again on each fsync
-// (so the log always shows their current committed-or-logged state), and
-// the whole log is written to new blocks; the previous log's blocks are
-// freed once the new superblock is on disk. Cases this writer does not log
-// fall back to a full commit and are counted (Stats.Commits).
-// mirrors btrfs_sync_file / btrfs_log_inode (the LOG_INODE_ALL, full sync path)
+// Writer writes the log trees of one filesystem. An fsync plans which
+// inodes the log must hold (planner: the fsync'd inodes of the running
+// transaction, their new ancestor directories, the old parents of renamed
+// ones with deletion ranges, and for a directory fsync every new child),
+// copies their items (inode item, refs, xattrs, file extents with the holes
+// between them and the checksums of new data; DIR_INDEX items and
+// DIR_LOG_INDEX ranges for directories) into per-inode stores, writes the
+// log trees and the log root tree to new blocks, then the superblock of the
+// last commit with log_root set; no commit. Each fsync rewrites the whole
+// log of the transaction (so it always shows the current state of every
+// fsync'd inode); the previous log's blocks are freed once the new
+// superblock is on disk. What the log cannot express falls back to a full
+// commit, counted by reason (Stats.Commits).
+// mirrors btrfs_sync_file / btrfs_log_inode_parent
 type Writer struct {
 	mu sync.Mutex
-	f  *txn.FS
+	f  *txn.Engine
 
 	nodesize int
 	ss       uint64
@@ -42,10 +40,14 @@ type Writer struct {
 
 	buf     scratch
 	cur     extentCursor
-	transid ondisk.Generation // transaction of the current log
-	logged  []InodeID         // inodes in the log, sorted
-	stores  map[InodeID]*inodeLog
-	blocks  []ondisk.LogicalAddr // blocks of the log on disk
+	transid ondisk.Generation              // transaction of the current log
+	targets []ondisk.InodeRef              // inodes fsync'd in the running transaction, sorted
+	logged  []ondisk.InodeRef              // inodes in the log (the targets' plan), sorted
+	plan    map[ondisk.InodeRef]*planned   // what of each logged inode is copied
+	memo    map[ondisk.InodeRef]*visitMemo // the planner's memory of this transaction
+	stores  map[ondisk.InodeRef]*inodeLog
+	disk    diskBlocks           // blocks of the log on disk, by content
+	reused  []ondisk.LogicalAddr // blocks of the log on disk the build uses again
 	nodes   []*diskio.Node       // block buffers, reused
 	order   []wRef               // build scratch, reused
 
@@ -53,16 +55,16 @@ type Writer struct {
 }
 
 // NewWriter returns the log writer of f.
-func NewWriter(f *txn.FS) *Writer {
+func NewWriter(f *txn.Engine) *Writer {
 	sb := f.Info.Super
 	return &Writer{f: f, nodesize: int(sb.NodeSize), ss: uint64(sb.SectorSize),
 		noHoles: sb.IncompatFlags&ondisk.IncompatNoHoles != 0, csumSize: f.Info.Csum.Size(),
-		stores: map[InodeID]*inodeLog{}}
+		stores: map[ondisk.InodeRef]*inodeLog{}, plan: map[ondisk.InodeRef]*planned{}, memo: map[ondisk.InodeRef]*visitMemo{}}
 }
 
 // Fsync makes inode id durable: through the log when it can, else by
 // calling commit. The caller has written the inode's dirty data back.
-func (w *Writer) Fsync(id InodeID, commit func() error) error {
+func (w *Writer) Fsync(id ondisk.InodeRef, commit func() error) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	// Seed 000: the scratch leaf exists before the handle (our tree lock).
@@ -73,7 +75,12 @@ func (w *Writer) Fsync(id InodeID, commit func() error) error {
 	}
 	if t := h.Transid(); t != w.transid {
 		// The previous log died with its commit.
-		w.transid, w.logged, w.blocks = t, w.logged[:0], w.blocks[:0]
+		w.transid, w.targets, w.logged = t, w.targets[:0], w.logged[:0]
+		w.disk.reset()
+		clear(w.memo)
+		if len(w.stores) > 4*maxTargets {
+			clear(w.stores)
+		}
 	}
 	reason, err := w.logAll(h, id)
 	if err != nil || reason != "" {
@@ -109,12 +116,14 @@ func (w *Writer) Fsync(id InodeID, commit func() error) error {
 		w.count(ReasonLogIO)
 		return commit()
 	}
-	if err := w.f.FreeLogBlocks(w.blocks); err != nil {
+	if err := w.f.FreeLogBlocks(w.disk.replace(nodes, w.reused)); err != nil {
 		return err
 	}
-	w.blocks = append(w.blocks[:0], addrsOf(nodes)...)
 	w.stats.mu.Lock()
 	w.stats.Logged++
+	w.stats.Written += uint64(len(nodes))
+	w.stats.Reused += uint64(len(w.reused))
+	w.stats.LastWritten, w.stats.LastBlocks = len(nodes), len(nodes)+len(w.reused)
 	w.stats.mu.Unlock()
 	return nil
 }
@@ -127,104 +136,167 @@ func addrsOf(ns []*diskio.Node) []ondisk.LogicalAddr {
 	return out
 }
 
-// logAll copies id and every inode logged before in this transaction into
-// their stores. A non-empty reason says why the log cannot be used.
-func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
-	i := sort.Search(len(w.logged), func(i int) bool { return !lessID(w.logged[i], id) })
-	fresh := i == len(w.logged) || w.logged[i] != id
-	reason, changed, err := w.check(h, id)
-	if err != nil || reason != "" {
-		return reason, err
-	}
-	if !changed && fresh {
-		return ReasonClean, nil
+// maxTargets bounds the inodes fsync'd in one transaction's log: every
+// fsync rewrites the whole log, so its cost grows with them; past this many
+// a commit starts a new, empty log.
+var maxTargets = 256
+
+// logAll plans the log for the transaction's fsync targets (id and every
+// inode fsync'd before in this transaction) and copies the planned inodes
+// into their stores. A non-empty reason says why the log cannot be used.
+func (w *Writer) logAll(h *txn.Handle, id ondisk.InodeRef) (string, error) {
+	i := sort.Search(len(w.targets), func(i int) bool { return !lessID(w.targets[i], id) })
+	fresh := i == len(w.targets) || w.targets[i] != id
+	if fresh {
+		changed, err := w.changed(h, id)
+		if err != nil {
+			return "", err
+		}
+		if !changed {
+			return ReasonClean, nil
+		}
 	}
 	if h.NewChunkPending() {
 		return ReasonNewChunk, nil
 	}
-	if fresh {
-		w.logged = append(w.logged, InodeID{})
-		copy(w.logged[i+1:], w.logged[i:])
-		w.logged[i] = id
+	if fresh && len(w.targets) >= maxTargets {
+		return ReasonLogFull, nil
 	}
-	for _, o := range w.logged {
-		if o != id {
-			if reason, _, err := w.check(h, o); err != nil || reason != "" {
-				if reason != "" {
+	if fresh {
+		w.targets = slices.Insert(w.targets, i, id)
+	}
+	plans := map[ondisk.ObjectID]*planner{}
+	planOf := func(sub ondisk.ObjectID) (*planner, string, error) {
+		if p := plans[sub]; p != nil {
+			return p, "", nil
+		}
+		p, reason, err := newPlanner(h, w.f, sub)
+		if p != nil {
+			p.targets = map[ondisk.ObjectID]bool{}
+			p.memo = w.memo
+			plans[sub] = p
+		}
+		return p, reason, err
+	}
+	// The fsync'd inode first, so that its own reason is the one counted.
+	for pass := 0; pass < 2; pass++ {
+		for _, o := range w.targets {
+			if (pass == 0) != (o == id) {
+				continue
+			}
+			p, reason, err := planOf(o.Root)
+			if err == nil && reason == "" {
+				p.targets[o.Ino] = true
+				p.want(o.Ino, modeAll)
+				reason, err = p.run()
+			}
+			if err != nil || reason != "" {
+				if pass == 1 && reason != "" {
 					reason = ReasonLoggedChanged
 				}
 				return reason, err
 			}
 		}
-		if err := w.copyInode(h, o); err != nil {
+	}
+	w.logged = w.logged[:0]
+	clear(w.plan)
+	for sub, p := range plans {
+		for ino, pl := range p.plan {
+			o := ondisk.InodeRef{Root: sub, Ino: ino}
+			w.logged = append(w.logged, o)
+			w.plan[o] = pl
+		}
+	}
+	slices.SortFunc(w.logged, func(a, b ondisk.InodeRef) int {
+		if lessID(a, b) {
+			return -1
+		}
+		if a == b {
+			return 0
+		}
+		return 1
+	})
+	for _, o := range w.logged {
+		if o != id {
+			same, err := w.unchanged(h, o, w.plan[o])
+			if err != nil {
+				return "", err
+			}
+			if same {
+				continue
+			}
+		}
+		if err := w.copyInode(h, o, w.plan[o]); err != nil {
 			return "", err
 		}
 	}
 	return "", nil
 }
 
-func lessID(a, b InodeID) bool {
-	return a.Subvol < b.Subvol || a.Subvol == b.Subvol && a.Ino < b.Ino
+// unchanged reports whether o's store already holds what copyInode would
+// copy: copied in this transaction with the same plan, and its inode item
+// is byte for byte the one copied. Every change of an inode's items
+// changes its inode item too (ctime, sequence, size...: fsops touches it).
+// The fsync'd inode itself is always copied again.
+func (w *Writer) unchanged(h *txn.Handle, o ondisk.InodeRef, pl *planned) (bool, error) {
+	l := w.stores[o]
+	if l == nil || l.transid != h.Transid() || l.mode != pl.mode || len(l.items) == 0 ||
+		l.items[0].key.Type != ondisk.InodeItemKey || !slices.Equal(l.dels, pl.dels) || !slices.Equal(l.keep, pl.keep) {
+		return false, nil
+	}
+	t, err := h.Tree(o.Root)
+	if err != nil {
+		return false, err
+	}
+	data, ok, err := t.Lookup(ondisk.Key{ObjectID: o.Ino, Type: ondisk.InodeItemKey})
+	if err != nil {
+		return false, fmt.Errorf("log inode %d of subvolume %d: %w", o.Ino, o.Root, err)
+	}
+	return ok && bytes.Equal(data, l.data(l.items[0])), nil
 }
 
-// check decides whether id can be logged: a regular file that exists in
-// the last commit with the same names (INODE_REF/EXTREF items). changed
-// reports whether its inode item changed in the running transaction.
-// mirrors the btrfs_inode_in_log / need_log_inode / last_unlink_trans checks,
-// simplified: every name change falls back to a commit
-func (w *Writer) check(h *txn.Handle, id InodeID) (reason string, changed bool, err error) {
-	t, err := h.Tree(id.Subvol)
+func lessID(a, b ondisk.InodeRef) bool {
+	return a.Root < b.Root || a.Root == b.Root && a.Ino < b.Ino
+}
+
+// changed reports whether id (not yet fsync'd in this transaction) needs
+// logging: its inode item or its names changed since the last commit.
+func (w *Writer) changed(h *txn.Handle, id ondisk.InodeRef) (bool, error) {
+	t, err := h.Tree(id.Root)
 	if err != nil {
-		return "", false, err
+		return false, err
 	}
 	data, ok, err := t.Lookup(ondisk.Key{ObjectID: id.Ino, Type: ondisk.InodeItemKey})
 	if err != nil {
-		return "", false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+		return false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Root, err)
 	}
 	if !ok {
-		return ReasonDeleted, false, nil
+		return true, nil // the planner says why it cannot be logged
 	}
 	ii, err := item.DecodeInodeItem(data)
 	if err != nil {
-		return "", false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+		return false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Root, err)
 	}
-	switch ii.Mode & item.SIFMT {
-	case item.SIFREG:
-	case item.SIFDIR:
-		return ReasonDir, false, nil
-	default:
-		return ReasonNotRegular, false, nil
+	if ondisk.Generation(ii.Transid) == h.Transid() || ondisk.Generation(ii.Generation) == h.Transid() {
+		return true, nil
 	}
-	changed = ondisk.Generation(ii.Transid) == h.Transid()
-	ct, err := committedTree(h, w.f, id.Subvol)
-	if err != nil {
-		return "", false, err
-	}
-	if ct == nil {
-		return ReasonNewSubvol, false, nil
-	}
-	if ii.Generation == uint64(h.Transid()) {
-		return ReasonNewInode, false, nil
+	ct, err := committedTree(h, w.f, id.Root)
+	if err != nil || ct == nil {
+		return true, err
 	}
 	if _, ok, err := ct.Lookup(ondisk.Key{ObjectID: id.Ino, Type: ondisk.InodeItemKey}); err != nil || !ok {
-		if err != nil {
-			return "", false, fmt.Errorf("log inode %d: read committed subvolume %d: %w", id.Ino, id.Subvol, err)
-		}
-		return ReasonNewInode, false, nil
+		return true, err
 	}
 	same, err := sameRefs(t, ct, id.Ino)
 	if err != nil {
-		return "", false, fmt.Errorf("log inode %d of subvolume %d: compare names: %w", id.Ino, id.Subvol, err)
+		return false, fmt.Errorf("log inode %d of subvolume %d: compare names: %w", id.Ino, id.Root, err)
 	}
-	if !same {
-		return ReasonNames, false, nil
-	}
-	return "", changed, nil
+	return !same, nil
 }
 
 // committedTree returns subvolume id as the last commit left it, or nil
 // when the last commit has no such subvolume.
-func committedTree(h *txn.Handle, f *txn.FS, id ondisk.ObjectID) (*ctree.Tree, error) {
+func committedTree(h *txn.Handle, f *txn.Engine, id ondisk.ObjectID) (*ctree.Tree, error) {
 	sb := h.CommittedSuper()
 	rt := &ctree.Tree{R: f.Info.R, ID: ondisk.RootTreeObjectID, Root: sb.Root, Level: int(sb.RootLevel)}
 	p, ok, err := rt.SearchForward(ondisk.Key{ObjectID: id, Type: ondisk.RootItemKey})
@@ -266,8 +338,8 @@ func sameRefs(a, b *ctree.Tree, ino ondisk.ObjectID) (bool, error) {
 
 // copyInode copies id's items from the running subvolume tree into its
 // store, with the checksums of its new data extents.
-func (w *Writer) copyInode(h *txn.Handle, id InodeID) error {
-	t, err := h.Tree(id.Subvol)
+func (w *Writer) copyInode(h *txn.Handle, id ondisk.InodeRef, pl *planned) error {
+	t, err := h.Tree(id.Root)
 	if err != nil {
 		return err
 	}
@@ -277,10 +349,19 @@ func (w *Writer) copyInode(h *txn.Handle, id InodeID) error {
 		w.stores[id] = l
 	}
 	l.reset()
+	l.mode, l.keep, l.transid = pl.mode, append(l.keep[:0], pl.keep...), h.Transid()
+	l.dels = append(l.dels[:0], pl.dels...)
 	w.cur.reset()
 	w.cur.noHoles, w.cur.ss, w.cur.transid = w.noHoles, w.ss, h.Transid()
 	if err := w.copyItems(t, l); err != nil {
-		return fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+		return fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Root, err)
+	}
+	if pl.dir {
+		l.addDirRanges(pl)
+		return nil
+	}
+	if pl.mode < modeAll {
+		return nil
 	}
 	w.cur.finish(l)
 	cs, err := h.Tree(ondisk.CsumTreeObjectID)
@@ -289,7 +370,7 @@ func (w *Writer) copyInode(h *txn.Handle, id InodeID) error {
 	}
 	for _, r := range w.cur.news {
 		if err := w.copyCsums(cs, l, r); err != nil {
-			return fmt.Errorf("log inode %d of subvolume %d: checksums of %d+%d: %w", id.Ino, id.Subvol, uint64(r.start), r.n, err)
+			return fmt.Errorf("log inode %d of subvolume %d: checksums of %d+%d: %w", id.Ino, id.Root, uint64(r.start), r.n, err)
 		}
 	}
 	return nil

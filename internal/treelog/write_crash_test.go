@@ -2,7 +2,10 @@ package treelog_test
 
 import (
 	"bytes"
+	"errors"
+	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -11,16 +14,27 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
+
+var seedFlag = flag.Int64("seed", 0, "seed of the random tests (0: time-based)")
 
 // crashFile is one file of the crash test: every content it had, and the
 // first of them that must survive (the last one fsync'd or committed).
 type crashFile struct {
 	name     string
-	id       fsops.ID
-	versions [][]byte
+	id       ondisk.InodeRef
+	versions []version
 	durable  int // index in versions
+}
+
+// version is one state of a crash file: its name and content, or absent
+// (before it was created).
+type version struct {
+	name   string
+	data   []byte
+	absent bool
 }
 
 // TestFsyncCrashPrefixes records every write and flush of a workload of
@@ -31,7 +45,7 @@ type crashFile struct {
 // must hold the content of its last completed fsync or a later one.
 func TestFsyncCrashPrefixes(t *testing.T) {
 	testutil.NeedProgs(t)
-	seed := testutil.Seed(t, 0)
+	seed := testutil.Seed(t, *seedFlag)
 	r := rand.New(rand.NewSource(seed))
 	img := filepath.Join(t.TempDir(), "img")
 	testutil.Mkfs(t, img, 256<<20)
@@ -48,7 +62,7 @@ func TestFsyncCrashPrefixes(t *testing.T) {
 		data := bytes.Repeat([]byte{byte('a' + i)}, 1000*(i+1))
 		_, err = f.WriteAt(id, 0, data)
 		mustT(t, err)
-		files[i] = &crashFile{name: name, id: id, versions: [][]byte{data}}
+		files[i] = &crashFile{name: name, id: id, versions: []version{{name: name, data: data}}}
 	}
 	mustT(t, f.Commit())
 	// done[k] is the number of recorded operations when the k-th durable
@@ -65,6 +79,7 @@ func TestFsyncCrashPrefixes(t *testing.T) {
 		}
 		points = append(points, p)
 	}
+	// A file created after a point is absent (version 0) there.
 	mark()
 	steps := 10
 	if testing.Short() {
@@ -72,8 +87,10 @@ func TestFsyncCrashPrefixes(t *testing.T) {
 	}
 	for s := 0; s < steps; s++ {
 		cf := files[r.Intn(len(files))]
-		cur := append([]byte(nil), cf.versions[len(cf.versions)-1]...)
-		switch r.Intn(3) {
+		last := cf.versions[len(cf.versions)-1]
+		cur := append([]byte(nil), last.data...)
+		name := last.name
+		switch r.Intn(5) {
 		case 0: // overwrite
 			off := r.Intn(len(cur) + 1)
 			b := bytes.Repeat([]byte{byte('A' + s)}, 1+r.Intn(9000))
@@ -87,9 +104,21 @@ func TestFsyncCrashPrefixes(t *testing.T) {
 			n := r.Intn(len(cur) + 1)
 			err = f.Truncate(cf.id, uint64(n))
 			cur = cur[:n]
+		case 3: // a new file
+			nm := fmt.Sprintf("new%d", s)
+			b := bytes.Repeat([]byte{byte('n' + s)}, 1+r.Intn(12000))
+			cf = &crashFile{name: nm, versions: []version{{name: nm, absent: true}}}
+			if cf.id, err = f.Create(topDir, nm, 0o100644, 0, 0, 0); err == nil {
+				_, err = f.WriteAt(cf.id, 0, b)
+			}
+			files = append(files, cf)
+			cur, name = b, nm
+		case 4: // a rename
+			name = fmt.Sprintf("%s.r%d", cf.name, s)
+			err = f.Rename(topDir, last.name, topDir, name, 0)
 		}
 		mustT(t, err)
-		cf.versions = append(cf.versions, cur)
+		cf.versions = append(cf.versions, version{name: name, data: cur})
 		if r.Intn(6) == 0 {
 			mustT(t, f.Commit())
 			for _, o := range files {
@@ -125,6 +154,7 @@ func TestFsyncCrashPrefixes(t *testing.T) {
 		writeImage(t, scratch, dev)
 		checktest.Image(t, scratch)
 		verifyPrefix(t, what+" ours", files, want.durable, func(name string) ([]byte, error) {
+			// (each file's version 0 is its state before the first point it is in)
 			return readOurs(rec.StateAt(n), name)
 		})
 		if kernel {
@@ -165,17 +195,26 @@ func readOurs(dev *blockdev.Memory, name string) ([]byte, error) {
 func verifyPrefix(t *testing.T, what string, files []*crashFile, durable []int, read func(string) ([]byte, error)) {
 	t.Helper()
 	for i, cf := range files {
-		got, err := read(cf.name)
-		if err != nil {
-			t.Fatalf("%s: %s: %v", what, cf.name, err)
+		d := 0 // files created after this point: anything from "absent" on
+		if i < len(durable) {
+			d = durable[i]
 		}
 		ok := false
-		for _, v := range cf.versions[durable[i]:] {
-			ok = ok || bytes.Equal(got, v)
+		var seen []string
+		for _, v := range cf.versions[d:] {
+			got, err := read(v.name)
+			switch {
+			case v.absent:
+				ok = ok || errors.Is(err, fs.ErrNotExist)
+			case err == nil:
+				ok = ok || bytes.Equal(got, v.data)
+			}
+			seen = append(seen, fmt.Sprintf("%s: %d bytes %.20q %v", v.name, len(got), got, err))
 		}
 		if !ok {
-			t.Fatalf("%s: %s has %d bytes %.30q; want version %d (%d bytes %.30q) or later", what, cf.name,
-				len(got), got, durable[i], len(cf.versions[durable[i]]), cf.versions[durable[i]])
+			w := cf.versions[d]
+			t.Fatalf("%s: file %d: want version %d (%s, absent %v, %d bytes %.30q) or later; have %v", what, i,
+				d, w.name, w.absent, len(w.data), w.data, seen)
 		}
 	}
 }

@@ -8,14 +8,14 @@ import (
 // Reasons an fsync falls back to a full commit (Stats.Commits keys), and
 // the cases that need neither.
 const (
-	ReasonDir           = "directory"            // directory fsync: dir items are not logged yet
-	ReasonNotRegular    = "not-regular"          // symlink, device, fifo...
-	ReasonNewInode      = "new-inode"            // created in the running transaction: its name is not logged
 	ReasonNewSubvol     = "new-subvolume"        // the subvolume is not in the last commit
-	ReasonNames         = "names-changed"        // link, unlink or rename since the last commit
+	ReasonNameConflict  = "name-conflict"        // a logged name is another inode's in the last commit, and that inode still exists
+	ReasonSubvolEntry   = "subvolume-entry"      // a logged directory holds a subvolume (replay cannot link subvolumes)
+	ReasonDirRemoved    = "dir-removed"          // a directory the log would remove a name from, or log a name into, is gone
 	ReasonDeleted       = "deleted"              // the inode is gone from the running tree
 	ReasonLoggedChanged = "logged-inode-changed" // an inode logged earlier in this transaction was renamed/unlinked since
 	ReasonNewChunk      = "new-chunk"            // a chunk of the running transaction (unknown to the committed chunk tree)
+	ReasonLogFull       = "log-full"             // the log already holds maxTargets fsync'd inodes: a commit empties it
 	ReasonLogSpace      = "log-space"            // no metadata space for the log blocks
 	ReasonLogIO         = "log-io"               // writing the log failed
 	ReasonError         = "error"                // reading the trees failed
@@ -28,6 +28,10 @@ type Stats struct {
 	mu      sync.Mutex
 	Logged  uint64            // fsyncs made durable by a log tree
 	Commits map[string]uint64 // by reason (including the no-commit "clean" and "committed")
+	// Blocks written and blocks of the log on disk used again, over all
+	// logged fsyncs; LastWritten/LastBlocks for the last one.
+	Written, Reused         uint64
+	LastWritten, LastBlocks int
 }
 
 // count records a fallback or no-op reason.
@@ -42,13 +46,17 @@ func (w *Writer) count(reason string) {
 
 // StatsSnapshot is a copy of the counters.
 type StatsSnapshot struct {
-	Logged  uint64
-	Commits map[string]uint64
+	Logged                  uint64
+	Commits                 map[string]uint64
+	Written, Reused         uint64
+	LastWritten, LastBlocks int
 }
 
 // Stats returns a copy of the counters.
 func (w *Writer) Stats() StatsSnapshot {
 	w.stats.mu.Lock()
 	defer w.stats.mu.Unlock()
-	return StatsSnapshot{Logged: w.stats.Logged, Commits: maps.Clone(w.stats.Commits)}
+	s := &w.stats
+	return StatsSnapshot{Logged: s.Logged, Commits: maps.Clone(s.Commits), Written: s.Written, Reused: s.Reused,
+		LastWritten: s.LastWritten, LastBlocks: s.LastBlocks}
 }

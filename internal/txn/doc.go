@@ -1,6 +1,6 @@
-// Package txn is the transaction layer of the writer: handles that join the
-// running transaction, the tree block allocator the B-tree write path uses,
-// and the commit that turns a transaction into a new generation on disk
+// Package txn runs the writer's transactions: it hands out handles that
+// join the running transaction, allocates the tree blocks the B-tree write
+// path asks for, and commits a transaction as a new generation on disk
 // (the kernel's transaction.c, with the allocation glue of extent-tree.c).
 //
 // # Transactions
@@ -53,8 +53,8 @@
 //
 // # Locking
 //
-// FS.mu is held by a Handle from Begin to End and by Commit. FS.Transid and
-// FS.Stats never wait; FS.Commit, FS.Close and FS.Super wait for the
+// Engine.mu is held by a Handle from Begin to End and by Commit. Engine.Transid and
+// Engine.Stats never wait; Engine.Commit, Engine.Close and Engine.Super wait for the
 // current handle, so a goroutine must not call them while it holds one
 // (Handle.Commit commits from inside a handle).
 package txn

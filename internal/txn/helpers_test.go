@@ -68,7 +68,7 @@ type image struct {
 	path string
 	dev  blockdev.Device
 	fi   *fsinfo.FSInfo
-	fs   *txn.FS
+	fs   *txn.Engine
 }
 
 func openImage(t testing.TB, path string) *image {

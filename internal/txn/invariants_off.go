@@ -6,4 +6,4 @@ package txn
 // (invariants_on.go, -tags invariants) compiles away.
 const invariants = false
 
-func (f *FS) checkCommitted(gen uint64) {}
+func (f *Engine) checkCommitted(gen uint64) {}

@@ -17,7 +17,7 @@ const invariants = true
 // this writer's cache, beneath any fault-injecting test wrapper) right after the superblocks of generation gen are
 // flushed, and panics with its report when it finds a problem: a commit
 // that writes an inconsistent filesystem is a bug of this package.
-func (f *FS) checkCommitted(gen uint64) {
+func (f *Engine) checkCommitted(gen uint64) {
 	dev := blockdev.Underlying(f.Info.Dev) // not through a test's injected faults
 	rep, err := check.Device(dev, check.Options{CacheBytes: 32 << 20})
 	if err != nil {

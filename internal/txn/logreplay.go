@@ -13,7 +13,7 @@ type OpenOptions struct {
 	// must leave the log replayed into the subvolume trees, the log root
 	// cleared in the pending superblock, and commit. Without it Open
 	// refuses such images with ErrLogTree.
-	ReplayLog func(fs *FS) error
+	ReplayLog func(fs *Engine) error
 }
 
 // The calls below are what a log replay (internal/treelog) needs beyond the
@@ -29,7 +29,7 @@ func (h *Handle) PinLogBlock(addr ondisk.LogicalAddr) error {
 		return err
 	}
 	if err := h.f.groups.AllocAt(addr, uint64(h.f.super.NodeSize)); err != nil {
-		return fmt.Errorf("txn: log tree block %d is not free space (%v): %w", uint64(addr), err, diskio.ErrCorrupt)
+		return fmt.Errorf("txn: log tree block %d is not free space (%w): %w", uint64(addr), err, diskio.ErrCorrupt)
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func TestOpenRefuses(t *testing.T) {
 		t.Errorf("log tree: %v", err)
 	}
 	replayed := false
-	replay := func(f *txn.FS) error { replayed = true; return nil }
+	replay := func(f *txn.Engine) error { replayed = true; return nil }
 	if _, err := txn.OpenWith(fi, txn.OpenOptions{ReplayLog: replay}); err != nil || !replayed {
 		t.Errorf("log tree with a replay hook: %v (replayed %v)", err, replayed)
 	}

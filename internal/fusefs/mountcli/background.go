@@ -54,14 +54,20 @@ func startBackground() error {
 		return errors.New(strings.TrimPrefix(line, "error: "))
 	}
 	werr := cmd.Wait()
-	return fmt.Errorf("background mount failed before it was ready: %v %v", rerr, werr)
+	if rerr == nil {
+		rerr = fmt.Errorf("unexpected message %q", line)
+	}
+	if werr == nil {
+		return fmt.Errorf("background mount failed before it was ready: %w", rerr)
+	}
+	return fmt.Errorf("background mount failed before it was ready: %w %w", rerr, werr)
 }
 
 // runChild is the background side: mount, say "ready" on the pipe, serve.
 func runChild(a *Args, fdText string) error {
 	fd, err := strconv.Atoi(fdText)
 	if err != nil {
-		return fmt.Errorf("%s=%q: %v", readyEnv, fdText, err)
+		return fmt.Errorf("%s=%q: %w", readyEnv, fdText, err)
 	}
 	os.Unsetenv(readyEnv)
 	ready := os.NewFile(uintptr(fd), "ready")

@@ -1,7 +1,7 @@
-// Package mountcli is the command line of `gobtrfs mount` and of the
-// mount(8) helper mount.fuse.gobtrfs: option parsing, creating the default
-// image, running in the foreground or the background, and unmounting
-// cleanly on SIGINT/SIGTERM.
+// Package mountcli runs the command line of `gobtrfs mount` and of the
+// mount(8) helper mount.fuse.gobtrfs: it parses the options, creates the
+// default image, serves the mount in the foreground or the background, and
+// unmounts cleanly on SIGINT/SIGTERM.
 package mountcli
 
 import (
@@ -48,10 +48,20 @@ another mount, the library's OpenRW) are refused while it is mounted.
        subvolid=ID           mount the subvolume with this ID
        allow_other           let other users in (see /etc/fuse.conf)
        dirty_limit=SIZE      buffered data before writers write back (default 256M)
-       nodatasum             do not verify data checksums (ro)
+       nodatasum             do not verify data checksums (ro); new files
+                             without checksums (rw)
+       nodatacow             new files NODATACOW (writes in place, as chattr +C)
        lock_wait=SECONDS     wait this long for another holder of the image
                              (one writer per image; default 10)
        debug                 log every FUSE request
+       relatime|noatime|strictatime, nodiratime
+                             access time updates (default relatime)
+       nodev, nosuid, noexec as for any mount (a mount by root honours
+                             device nodes and set-user-ID bits by default)
+       remount               change a live mount: mount -o remount,ro DIR
+                             (commits first), remount,rw, atime options
+  Options of kernel btrfs that mean nothing here (ssd, space_cache=v2,
+  discard=async, autodefrag...) are accepted and logged once.
 `
 
 // Args is a parsed command line.
@@ -63,6 +73,10 @@ type Args struct {
 	// Defaults is set when no IMAGE and MOUNTPOINT were given: the
 	// default image is made and the mount point created if missing.
 	Defaults bool
+	// Remount is set by -o remount: RemountOptions (every -o given) are
+	// applied to the live mount at Mountpoint (fusefs.Remount).
+	Remount        bool
+	RemountOptions string
 }
 
 // DefaultLockWait is how long `gobtrfs mount` waits for another holder of
@@ -86,11 +100,11 @@ func Parse(args []string, helper bool) (*Args, error) {
 				return nil, errors.New("-o needs an argument")
 			}
 			i++
-			if err := fusefs.ParseMountOptions(args[i], &a.Options); err != nil {
+			if err := a.addOptions(args[i]); err != nil {
 				return nil, err
 			}
 		case strings.HasPrefix(s, "-o"):
-			if err := fusefs.ParseMountOptions(s[2:], &a.Options); err != nil {
+			if err := a.addOptions(s[2:]); err != nil {
 				return nil, err
 			}
 		case s == "-d":
@@ -123,6 +137,21 @@ func Parse(args []string, helper bool) (*Args, error) {
 	return a, nil
 }
 
+// addOptions takes one -o argument. With remount among them the options
+// are kept for fusefs.Remount, which knows which can change live.
+func (a *Args) addOptions(s string) error {
+	a.RemountOptions = strings.TrimPrefix(a.RemountOptions+","+s, ",")
+	for _, o := range strings.Split(s, ",") {
+		if strings.TrimSpace(o) == "remount" {
+			a.Remount = true
+		}
+	}
+	if a.Remount {
+		return nil
+	}
+	return fusefs.ParseMountOptions(s, &a.Options)
+}
+
 // Main runs the command; helper selects mount.fuse.gobtrfs conventions
 // (background by default).
 func Main(args []string, helper bool) error {
@@ -133,6 +162,9 @@ func Main(args []string, helper bool) error {
 	}
 	if err != nil {
 		return err
+	}
+	if a.Remount {
+		return fusefs.Remount(a.Mountpoint, a.RemountOptions)
 	}
 	if fd := os.Getenv(readyEnv); fd != "" {
 		return runChild(a, fd)

@@ -2,6 +2,7 @@ package mountcli
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -248,6 +249,19 @@ func TestMountHelper(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mnt, "x"), bytes.Repeat([]byte("compressible "), 100000), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// mount(8) runs the helper for -o remount too
+	if out, err := exec.Command("mount", "-o", "remount,ro", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mount -o remount,ro: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "y"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("write after remount,ro: %v", err)
+	}
+	if out, err := exec.Command("mount", "-o", "remount,rw", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mount -o remount,rw: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "y"), nil, 0o644); err != nil {
+		t.Errorf("write after remount,rw: %v", err)
+	}
 	unmountDir(t, mnt)
 	waitFor(t, "the helper to exit", func() bool { return unlocked(img) })
 	checktest.Image(t, img)
@@ -299,6 +313,10 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := Parse([]string{"-o", "bogus", "a", "b"}, false); err == nil {
 		t.Errorf("unknown option accepted")
+	}
+	a, err = Parse([]string{"img", "dir", "-o", "remount,ro,noatime"}, true)
+	if err != nil || !a.Remount || a.RemountOptions != "remount,ro,noatime" {
+		t.Errorf("remount: %+v %v", a, err)
 	}
 	if _, err := Parse([]string{"a"}, false); err == nil {
 		t.Errorf("one operand accepted")

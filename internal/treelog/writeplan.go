@@ -1,0 +1,459 @@
+package treelog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+
+	"github.com/gobtrfs/gobtrfs/internal/ctree"
+	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
+	"github.com/gobtrfs/gobtrfs/internal/txn"
+)
+
+// logMode says how much of an inode the log copies. A stronger mode
+// includes what the weaker ones copy.
+type logMode uint8
+
+const (
+	// modeExists copies the inode item, its names (INODE_REF/EXTREF) and
+	// its xattrs: a new ancestor directory of a logged inode, or the old
+	// parent of a renamed one. mirrors LOG_INODE_EXISTS
+	modeExists logMode = iota + 1
+	// modeAll also copies the file extents and the checksums of the new
+	// data. mirrors LOG_INODE_ALL
+	modeAll
+	// modeDir copies a directory with every DIR_INDEX entry and one
+	// DIR_LOG_INDEX range over all indexes, so replay makes its entries
+	// exactly the logged ones. mirrors log_directory_changes
+	modeDir
+)
+
+// planned is one inode of the log and what of it is copied.
+type planned struct {
+	mode logMode
+	dir  bool
+	// dels are DIR_INDEX indexes of committed names that replay must
+	// remove (a name renamed or unlinked away from this directory), each
+	// logged as a one-index DIR_LOG_INDEX range with no entry in it.
+	dels []uint64
+	// keep are DIR_INDEX indexes of a directory logged whole that the log
+	// leaves out of its ranges: unchanged subvolume entries (replay does not
+	// link subvolumes, so the committed entry must stay as it is).
+	keep []uint64
+}
+
+// planner decides, for the fsync targets of one subvolume, which inodes
+// the log must hold for replay to reproduce their names: new inodes need
+// their new ancestors, renamed inodes the old parents (a deletion range),
+// directories their new children. What the log cannot express is a
+// fallback reason.
+// mirrors btrfs_log_inode_parent, log_all_new_ancestors, btrfs_log_new_name
+// and log_new_dir_dentries, as a plan computed anew on every fsync
+type planner struct {
+	h      *txn.Handle
+	subvol ondisk.ObjectID
+	t, ct  *ctree.Tree // the running and the committed subvolume tree
+	plan   map[ondisk.ObjectID]*planned
+	queue  []ondisk.ObjectID
+	// targets are the fsync'd inodes: a directory among them is logged whole.
+	targets map[ondisk.ObjectID]bool
+	memo    map[ondisk.InodeRef]*visitMemo // the writer's, across fsyncs
+	rec     *visitMemo                     // what the inode being visited adds
+}
+
+func newPlanner(h *txn.Handle, f *txn.Engine, subvol ondisk.ObjectID) (*planner, string, error) {
+	t, err := h.Tree(subvol)
+	if err != nil {
+		return nil, "", err
+	}
+	ct, err := committedTree(h, f, subvol)
+	if err != nil {
+		return nil, "", err
+	}
+	if ct == nil {
+		return nil, ReasonNewSubvol, nil
+	}
+	return &planner{h: h, subvol: subvol, t: t, ct: ct, plan: map[ondisk.ObjectID]*planned{}}, "", nil
+}
+
+// want adds ino to the plan with at least mode m.
+func (p *planner) want(ino ondisk.ObjectID, m logMode) {
+	if p.rec != nil {
+		p.rec.wants = append(p.rec.wants, wantRec{ino, m})
+	}
+	pl := p.plan[ino]
+	if pl == nil {
+		p.plan[ino] = &planned{mode: m}
+		p.queue = append(p.queue, ino)
+		return
+	}
+	if m > pl.mode {
+		pl.mode = m
+		p.queue = append(p.queue, ino) // visit again for what the new mode needs
+	}
+}
+
+// run visits the queue until the plan is closed.
+func (p *planner) run() (string, error) {
+	for len(p.queue) > 0 {
+		ino := p.queue[0]
+		p.queue = p.queue[1:]
+		if reason, err := p.visit(ino); err != nil || reason != "" {
+			return reason, err
+		}
+	}
+	return "", nil
+}
+
+func (p *planner) errorf(ino ondisk.ObjectID, format string, args ...any) error {
+	return fmt.Errorf("log inode %d of subvolume %d: %w", ino, p.subvol, fmt.Errorf(format, args...))
+}
+
+// inodeIn reads ino from tree t; ok is false when it does not exist.
+func inodeIn(t *ctree.Tree, ino ondisk.ObjectID) (item.InodeItem, bool, error) {
+	ii, _, ok, err := inodeBytes(t, ino)
+	return ii, ok, err
+}
+
+// inodeBytes reads ino's inode item from t, decoded and as stored.
+func inodeBytes(t *ctree.Tree, ino ondisk.ObjectID) (item.InodeItem, []byte, bool, error) {
+	data, ok, err := t.Lookup(ondisk.Key{ObjectID: ino, Type: ondisk.InodeItemKey})
+	if err != nil || !ok {
+		return item.InodeItem{}, nil, false, err
+	}
+	ii, err := item.DecodeInodeItem(data)
+	if err != nil {
+		return item.InodeItem{}, nil, false, fmt.Errorf("inode %d (tree %s): %w", ino, ondisk.TreeName(t.ID), err)
+	}
+	return ii, data, true, nil
+}
+
+// isNew reports whether ino was created in the running transaction (it is
+// not in the last commit).
+func (p *planner) isNew(ino ondisk.ObjectID, ii item.InodeItem) (bool, error) {
+	if ondisk.Generation(ii.Generation) == p.h.Transid() {
+		return true, nil
+	}
+	_, ok, err := inodeIn(p.ct, ino)
+	return !ok, err
+}
+
+func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
+	pl := p.plan[ino]
+	ii, raw, ok, err := inodeBytes(p.t, ino)
+	if err != nil {
+		return "", p.errorf(ino, "%w", err)
+	}
+	if !ok || ii.NLink == 0 {
+		return ReasonDeleted, nil
+	}
+	pl.dir = ii.Mode&item.SIFMT == item.SIFDIR
+	if pl.dir && p.targets[ino] && pl.mode < modeDir {
+		pl.mode = modeDir
+	}
+	id := ondisk.InodeRef{Root: p.subvol, Ino: ino}
+	if m := p.memo[id]; m != nil && m.transid == p.h.Transid() && m.mode == pl.mode && bytes.Equal(m.fp, raw) {
+		// Planned before from this very inode item: the same plan.
+		for _, w := range m.wants {
+			p.want(w.ino, w.mode)
+		}
+		for _, d := range m.dels {
+			p.del(d.ino, d.index)
+		}
+		pl.keep = append(pl.keep[:0], m.keep...)
+		return "", nil
+	}
+	rec := &visitMemo{transid: p.h.Transid(), mode: pl.mode, fp: append([]byte(nil), raw...)}
+	p.rec = rec
+	defer func() { p.rec = nil }()
+	fresh, err := p.isNew(ino, ii)
+	if err != nil {
+		return "", p.errorf(ino, "%w", err)
+	}
+	if reason, err := p.names(ino, fresh); err != nil || reason != "" {
+		return reason, err
+	}
+	if pl.dir && pl.mode == modeDir {
+		if reason, err := p.entries(ino); err != nil || reason != "" {
+			return reason, err
+		}
+	}
+	if p.memo != nil {
+		p.memo[id] = rec
+	}
+	return "", nil
+}
+
+// del plans the removal of the committed name with DIR_INDEX index in dir.
+func (p *planner) del(dir ondisk.ObjectID, index uint64) {
+	rec := p.rec
+	p.rec = nil
+	p.want(dir, modeExists)
+	p.rec = rec
+	if rec != nil {
+		rec.dels = append(rec.dels, delRec{dir, index})
+	}
+	pl := p.plan[dir]
+	pl.dels = append(pl.dels, index)
+}
+
+// visitMemo is what visiting an inode added to the plan, valid while the
+// inode item is the one it was computed from (every change of an inode's
+// names or entries changes its inode item: ctime, sequence, size).
+// Planning an fsync then costs a lookup per inode already in the log.
+type visitMemo struct {
+	transid ondisk.Generation
+	mode    logMode
+	fp      []byte // the inode item as stored
+	wants   []wantRec
+	dels    []delRec
+	keep    []uint64
+}
+
+type wantRec struct {
+	ino  ondisk.ObjectID
+	mode logMode
+}
+
+type delRec struct {
+	ino   ondisk.ObjectID
+	index uint64
+}
+
+func sameRef(a, b inode.Ref) bool {
+	return a.Parent == b.Parent && a.Name == b.Name && a.Index == b.Index
+}
+
+// names plans what replay needs to give ino exactly its current names:
+// new parents (when new themselves) are logged; a new name that the last
+// commit gives another inode must belong to an inode that is gone; a
+// committed name that is gone from a directory the log does not name ino
+// in is logged as a deletion in that directory.
+func (p *planner) names(ino ondisk.ObjectID, fresh bool) (string, error) {
+	if ino == ondisk.FirstFreeObjectID {
+		return "", nil // the subvolume's root directory: its name is in the root tree
+	}
+	cur, err := inode.Refs(p.t, ino)
+	if err != nil {
+		return "", p.errorf(ino, "%w", err)
+	}
+	var old []inode.Ref
+	if !fresh {
+		if old, err = inode.Refs(p.ct, ino); err != nil {
+			return "", p.errorf(ino, "committed names: %w", err)
+		}
+	}
+	for _, r := range cur {
+		if slices.ContainsFunc(old, func(o inode.Ref) bool { return sameRef(o, r) }) {
+			continue
+		}
+		if reason, err := p.newName(ino, r); err != nil || reason != "" {
+			return reason, err
+		}
+	}
+	for _, o := range old {
+		if slices.ContainsFunc(cur, func(r inode.Ref) bool { return sameRef(o, r) }) {
+			continue
+		}
+		if slices.ContainsFunc(cur, func(r inode.Ref) bool { return r.Parent == o.Parent }) {
+			continue // replay of ino's refs in that directory removes the names it lacks
+		}
+		if _, ok, err := inodeIn(p.t, o.Parent); err != nil || !ok {
+			if err != nil {
+				return "", p.errorf(ino, "old parent %d: %w", o.Parent, err)
+			}
+			return ReasonDirRemoved, nil
+		}
+		p.del(o.Parent, o.Index)
+	}
+	return "", nil
+}
+
+// newName plans name r of ino, which the last commit does not have.
+func (p *planner) newName(ino ondisk.ObjectID, r inode.Ref) (string, error) {
+	pi, ok, err := inodeIn(p.t, r.Parent)
+	if err != nil {
+		return "", p.errorf(ino, "parent %d: %w", r.Parent, err)
+	}
+	if !ok {
+		return ReasonDirRemoved, nil
+	}
+	pnew, err := p.isNew(r.Parent, pi)
+	if err != nil {
+		return "", p.errorf(ino, "parent %d: %w", r.Parent, err)
+	}
+	if pnew {
+		p.want(r.Parent, modeExists)
+		return "", nil
+	}
+	e, err := inode.Lookup(p.ct, r.Parent, r.Name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", p.errorf(ino, "committed name %q in %d: %w", r.Name, r.Parent, err)
+	}
+	if e.IsSubvol() {
+		return ReasonSubvolEntry, nil
+	}
+	if e.Location.ObjectID == ino {
+		return "", nil // the same name with another index: replay relinks it
+	}
+	// Replay unlinks the other inode's name: fine only when that inode is
+	// gone (and was not a directory with committed children).
+	_, exists, err := inodeIn(p.t, e.Location.ObjectID)
+	if err != nil {
+		return "", p.errorf(ino, "inode %d named %q: %w", e.Location.ObjectID, r.Name, err)
+	}
+	if exists {
+		return ReasonNameConflict, nil
+	}
+	if e.Type == item.FTDir {
+		if empty, err := p.committedEmpty(e.Location.ObjectID); err != nil || !empty {
+			return ReasonDirRemoved, err
+		}
+	}
+	return "", nil
+}
+
+// committedEmpty reports whether directory dir has no entries in the last
+// commit (a removed directory whose name replay may unlink).
+func (p *planner) committedEmpty(dir ondisk.ObjectID) (bool, error) {
+	empty := true
+	err := inode.ReadDir(p.ct, dir, 0, func(inode.DirEntry) bool {
+		empty = false
+		return false
+	}, nil)
+	if err != nil {
+		return false, p.errorf(dir, "committed entries: %w", err)
+	}
+	return empty, nil
+}
+
+// entries plans a directory logged whole: every inode its entries name
+// that is new or renamed into it is logged, and every committed entry that
+// is gone must be an inode that is gone (or is logged under its new name).
+func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
+	reason := ""
+	cur := map[uint64]bool{}
+	pl := p.plan[dir]
+	pl.keep = pl.keep[:0]
+	var rerr error
+	err := inode.ReadDir(p.t, dir, 0, func(e inode.DirEntry) bool {
+		cur[e.Index] = true
+		if e.IsSubvol() {
+			// an unchanged subvolume entry stays out of the log's ranges
+			c, err := inode.Lookup(p.ct, dir, e.Name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				rerr = err
+				return false
+			}
+			if err != nil || c.Location != e.Location || !p.sameIndex(dir, e) {
+				reason = ReasonSubvolEntry
+				return false
+			}
+			pl.keep = append(pl.keep, e.Index)
+			if p.rec != nil {
+				p.rec.keep = append(p.rec.keep, e.Index)
+			}
+			return true
+		}
+		reason, rerr = p.entry(e)
+		return reason == ""
+	}, nil)
+	if err == nil {
+		err = rerr
+	}
+	if err != nil || reason != "" {
+		if err != nil {
+			err = p.errorf(dir, "entries: %w", err)
+		}
+		return reason, err
+	}
+	err = inode.ReadDir(p.ct, dir, 0, func(e inode.DirEntry) bool {
+		if cur[e.Index] {
+			return true
+		}
+		if e.IsSubvol() {
+			reason = ReasonSubvolEntry
+			return false
+		}
+		ii, ok, err := inodeIn(p.t, e.Location.ObjectID)
+		if err != nil {
+			rerr = err
+			return false
+		}
+		ok = ok && ii.NLink > 0
+		switch {
+		case !ok && e.Type == item.FTDir:
+			// replay unlinks its name; it must have had no entries to
+			// leave behind
+			var empty bool
+			if empty, rerr = p.committedEmpty(e.Location.ObjectID); !empty {
+				reason = ReasonDirRemoved
+			}
+		case ok && ii.Mode&item.SIFMT == item.SIFDIR:
+			p.want(e.Location.ObjectID, modeExists)
+		case ok:
+			p.want(e.Location.ObjectID, modeAll)
+		}
+		return reason == ""
+	}, nil)
+	if err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return "", p.errorf(dir, "committed entries: %w", err)
+	}
+	return reason, nil
+}
+
+// sameIndex reports whether the last commit has entry e of dir under the
+// same DIR_INDEX index.
+func (p *planner) sameIndex(dir ondisk.ObjectID, e inode.DirEntry) bool {
+	data, ok, err := p.ct.Lookup(ondisk.Key{ObjectID: dir, Type: ondisk.DirIndexKey, Offset: e.Index})
+	if err != nil || !ok {
+		return false
+	}
+	items, err := item.DecodeDirItems(data)
+	return err == nil && len(items) == 1 && string(items[0].Name) == e.Name && items[0].Location == e.Location
+}
+
+// entry plans the inode that entry e of a logged directory names.
+func (p *planner) entry(e inode.DirEntry) (string, error) {
+	ino := e.Location.ObjectID
+	ii, ok, err := inodeIn(p.t, ino)
+	if err != nil || !ok {
+		return ReasonError, err
+	}
+	fresh, err := p.isNew(ino, ii)
+	if err != nil {
+		return ReasonError, err
+	}
+	dir := ii.Mode&item.SIFMT == item.SIFDIR
+	if fresh {
+		if dir {
+			p.want(ino, modeDir)
+		} else {
+			p.want(ino, modeAll)
+		}
+		return "", nil
+	}
+	same, err := sameRefs(p.t, p.ct, ino)
+	if err != nil {
+		return ReasonError, err
+	}
+	if !same {
+		// renamed or linked into this directory: its refs say so
+		if dir {
+			p.want(ino, modeExists)
+		} else {
+			p.want(ino, modeAll)
+		}
+	}
+	return "", nil
+}
