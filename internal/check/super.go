@@ -1,6 +1,8 @@
 package check
 
 import (
+	"fmt"
+
 	"github.com/gobtrfs/gobtrfs/internal/csum"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -59,25 +61,30 @@ func (c *checker) checkSuperMirrors() {
 func (c *checker) checkBackupRoots() {
 	sb := c.sb
 	current := false
+	// Every slot of the current generation is compared with the current
+	// roots; a mismatch is a problem only when no such slot matches: the
+	// kernel may leave an older slot with the same tree root generation
+	// (seen on a kernel-written image with the block group tree).
+	var mismatched []string
+	matched := false
 	for i := range sb.BackupRoots {
 		b := &sb.BackupRoots[i]
 		if b.TreeRootGen == 0 {
 			continue
 		}
-		bad := func(format string, args ...any) {
-			c.problem(ClassSuper, 0, 0, nil, "backup root %d (generation %d): "+format, append([]any{i, b.TreeRootGen}, args...)...)
-		}
+		prefix := fmt.Sprintf("backup root %d (generation %d): ", i, b.TreeRootGen)
 		if b.TreeRootGen > uint64(sb.Generation) {
-			bad("newer than the superblock's generation %d", sb.Generation)
+			c.problem(ClassSuper, 0, 0, nil, "%snewer than the superblock's generation %d", prefix, sb.Generation)
 			continue
 		}
 		if b.TreeRootGen != uint64(sb.Generation) {
 			continue
 		}
 		current = true
+		var diffs []string
 		check := func(what string, got, want uint64) {
 			if got != want {
-				bad("%s %d, current %d", what, got, want)
+				diffs = append(diffs, fmt.Sprintf("%s%s %d, current %d", prefix, what, got, want))
 			}
 		}
 		check("tree root", b.TreeRoot, uint64(sb.Root))
@@ -113,6 +120,15 @@ func (c *checker) checkBackupRoots() {
 			check(r.what, r.root, uint64(ri.bytenr))
 			check(r.what+" generation", r.gen, uint64(ri.gen))
 			check(r.what+" level", uint64(r.level), uint64(ri.level))
+		}
+		if len(diffs) == 0 {
+			matched = true
+		}
+		mismatched = append(mismatched, diffs...)
+	}
+	if !matched {
+		for _, d := range mismatched {
+			c.problem(ClassSuper, 0, 0, nil, "%s", d)
 		}
 	}
 	if !current {

@@ -134,6 +134,10 @@ func TestCommitFaults(t *testing.T) {
 		{blockdev.FaultWrite, writes, true}, {blockdev.FaultRead, reads, true}} {
 		for n := 1; n <= c.n; n++ {
 			what := fmt.Sprintf("%s #%d", c.op, n)
+			kind := c.op.String()
+			if c.sticky {
+				kind += " (and every later one)"
+			}
 			mem := blockdev.NewOverlay(base)
 			dev := blockdev.NewFaulty(mem)
 			f, err := OpenDevice(dev, Options{})
@@ -151,7 +155,7 @@ func TestCommitFaults(t *testing.T) {
 				if got := readTree(t, mem); !sameTree(got, after) {
 					t.Errorf("%s: recovered, but the new state is not on disk: %v", what, treeDiff(after, got))
 				}
-				results["read recovered → new"]++
+				results[kind+": no error (the other copy was read) → new"]++
 				continue
 			}
 			if err == nil {
@@ -190,7 +194,7 @@ func TestCommitFaults(t *testing.T) {
 			if msg := checktest.Problems(scratch); msg != "" {
 				t.Errorf("%s (in %s: %v): the image is not clean:\n%s", what, failedIn, err, msg)
 			}
-			results[failedIn+" → "+state]++
+			results[kind+": error in "+failedIn+" → "+state]++
 		}
 	}
 	keys := make([]string, 0, len(results))
@@ -199,7 +203,7 @@ func TestCommitFaults(t *testing.T) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		t.Logf("fault in %s: %d", k, results[k])
+		t.Logf("%s: %d", k, results[k])
 	}
 }
 
