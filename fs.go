@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,7 +33,7 @@ import (
 // FS is an open btrfs filesystem presenting one subvolume as its root.
 type FS struct {
 	info    *fsinfo.FSInfo
-	dev     blockdev.Device
+	devs    []blockdev.Device // closed by Close (the log replay's overlay when there is one)
 	opts    Options
 	root    node
 	extents *extentmap.Cache
@@ -53,41 +54,66 @@ var (
 )
 
 // Open opens the image file or block device at path.
-func Open(path string, opts *Options) (*FS, error) {
-	dev, err := blockdev.OpenFile(path, true)
-	if err != nil {
-		return nil, err // an *fs.PathError naming path already
+func Open(path string, opts *Options) (*FS, error) { return OpenDevices([]string{path}, opts) }
+
+// OpenDevices opens a filesystem of several devices (image files or block
+// devices, in any order), read-only: each device is matched to the
+// filesystem's device list by its superblock (fsid, devid, uuid). A
+// missing device is named in a warning; what has a copy on the devices
+// given reads as usual (a RAID1 with one device missing reads in full) and
+// what has none fails with an error naming the missing device.
+func OpenDevices(paths []string, opts *Options) (*FS, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("open: no device given")
 	}
-	f, err := openDevice(dev, opts)
-	if err != nil {
-		dev.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	var devs []blockdev.Device
+	var files []*blockdev.File
+	closeAll := func() {
+		for _, d := range devs {
+			d.Close()
+		}
 	}
-	if h, busy := dev.InUse(); busy && !f.opts.NoInUseWarning {
-		f.warn("in use", blockdev.InUseWarning(path, h))
+	for _, p := range paths {
+		dev, err := blockdev.OpenFile(p, true)
+		if err != nil {
+			closeAll()
+			return nil, err // an *fs.PathError naming p already
+		}
+		devs = append(devs, dev)
+		files = append(files, dev)
+	}
+	f, err := openDevices(devs, paths, opts)
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("open %s: %w", strings.Join(paths, ", "), err)
+	}
+	for i, dev := range files {
+		if h, busy := dev.InUse(); busy && !f.opts.NoInUseWarning {
+			f.warn("in use "+paths[i], blockdev.InUseWarning(paths[i], h))
+		}
 	}
 	return f, nil
 }
 
 // OpenReaderAt opens an image held by r, size bytes long.
 func OpenReaderAt(r io.ReaderAt, size int64, opts *Options) (*FS, error) {
-	return openDevice(&blockdev.ReaderAt{R: r, N: size}, opts)
+	return openDevices([]blockdev.Device{&blockdev.ReaderAt{R: r, N: size}}, nil, opts)
 }
 
-func openDevice(dev blockdev.Device, opts *Options) (*FS, error) {
+func openDevices(devs []blockdev.Device, names []string, opts *Options) (*FS, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	info, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true, SuperMirror: o.SuperMirror,
-		CacheBytes: o.TreeCacheBytes, Warn: o.Warn})
+	info, err := fsinfo.OpenDevices(devs, fsinfo.Options{ReadOnly: true, SuperMirror: o.SuperMirror,
+		CacheBytes: o.TreeCacheBytes, Warn: o.Warn, DeviceNames: names})
 	if err != nil {
 		return nil, err
 	}
 	if info.Super.LogRoot != 0 {
-		info, dev = replayLog(info, dev, o) // in memory; the image is not written
+		info, devs = replayLog(info, devs, o) // in memory; the image is not written
 	}
-	f := &FS{info: info, dev: dev, opts: o, trees: map[ondisk.ObjectID]*ctree.Tree{},
+	f := &FS{info: info, devs: devs, opts: o, trees: map[ondisk.ObjectID]*ctree.Tree{},
 		extents: extentmap.New(o.ExtentCacheBytes), opened: time.Now()}
 	f.data = fileread.New(info.R, fileread.Options{Cache: true, Warn: o.Warn})
 	if t, err := info.Tree(ondisk.CsumTreeObjectID); err == nil {
@@ -106,8 +132,16 @@ func openDevice(dev blockdev.Device, opts *Options) (*FS, error) {
 	return f, nil
 }
 
-// Close releases the image.
-func (f *FS) Close() error { return f.dev.Close() }
+// Close releases the image (every device).
+func (f *FS) Close() error {
+	var first error
+	for _, d := range f.devs {
+		if err := d.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
 
 // warn reports msg once per key.
 func (f *FS) warn(key, msg string) {

@@ -28,32 +28,69 @@ type Options struct {
 func Image(path string) (*Report, error) { return ImageWith(path, Options{}) }
 
 // ImageWith is Image with options.
-func ImageWith(path string, o Options) (*Report, error) {
-	dev, err := blockdev.OpenFile(path, true)
-	if err != nil {
-		return nil, fmt.Errorf("check %s: %w", path, err)
+func ImageWith(path string, o Options) (*Report, error) { return ImagesWith([]string{path}, o) }
+
+// ImagesWith checks the filesystem on the devices at paths (every device
+// of a multi-device filesystem, in any order). A device that is missing is
+// a warning, as for btrfs check; what cannot be read without it is a
+// problem.
+func ImagesWith(paths []string, o Options) (*Report, error) {
+	var devs []blockdev.Device
+	var files []*blockdev.File
+	defer func() {
+		for _, d := range devs {
+			d.Close()
+		}
+	}()
+	for _, p := range paths {
+		dev, err := blockdev.OpenFile(p, true)
+		if err != nil {
+			return nil, fmt.Errorf("check %s: %w", p, err)
+		}
+		devs = append(devs, dev)
+		files = append(files, dev)
 	}
-	defer dev.Close()
-	rep, err := device(dev, o)
-	if h, busy := dev.InUse(); busy && rep != nil {
-		rep.InUse = blockdev.InUseWarning(path, h)
+	rep, err := devices(devs, paths, o)
+	if rep != nil {
+		var busy []string
+		for i, dev := range files {
+			if h, ok := dev.InUse(); ok {
+				busy = append(busy, blockdev.InUseWarning(paths[i], h))
+			}
+		}
+		rep.InUse = strings.Join(busy, "; ")
 	}
 	return rep, err
 }
 
-// FS checks the filesystem on fi's device as it is on disk: it opens the
-// device afresh (read-only, with its own block cache) so that nothing
+// FS checks the filesystem on fi's devices as it is on disk: it opens the
+// devices afresh (read-only, with its own block cache) so that nothing
 // cached in fi hides what was written.
 func FS(fi *fsinfo.FSInfo) (*Report, error) { return FSWith(fi, Options{}) }
 
 // FSWith is FS with options.
-func FSWith(fi *fsinfo.FSInfo, o Options) (*Report, error) { return device(fi.Dev, o) }
+func FSWith(fi *fsinfo.FSInfo, o Options) (*Report, error) {
+	if fi.Devices == nil {
+		return devices([]blockdev.Device{fi.Dev}, nil, o)
+	}
+	var devs []blockdev.Device
+	var names []string
+	for _, m := range fi.Devices.Members() {
+		devs = append(devs, m.Dev)
+		names = append(names, m.Name)
+	}
+	return devices(devs, names, o)
+}
 
-func device(dev blockdev.Device, o Options) (*Report, error) {
+// device checks the single-device filesystem on dev.
+func device(dev blockdev.Device, o Options) (*Report, error) { return devices([]blockdev.Device{dev}, nil, o) }
+
+func devices(devs []blockdev.Device, names []string, o Options) (*Report, error) {
 	if o.CacheBytes == 0 {
 		o.CacheBytes = 256 << 20
 	}
-	fi, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true, SuperMirror: o.SuperMirror, CacheBytes: o.CacheBytes})
+	fi, err := fsinfo.OpenDevices(devs, fsinfo.Options{ReadOnly: true, SuperMirror: o.SuperMirror, CacheBytes: o.CacheBytes,
+		DeviceNames: names})
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}

@@ -100,11 +100,11 @@ func (c *checker) checkDevItems() {
 		if di.dev.FSID != c.sb.FSID {
 			bad("dev item fsid %v, superblock fsid %v", di.dev.FSID, c.sb.FSID)
 		}
-		if di.dev.DevID == c.sb.DevItem.DevID {
-			if size := uint64(c.fi.Dev.Size()); di.dev.TotalBytes > size {
-				bad("total_bytes %d exceeds the device size %d", di.dev.TotalBytes, size)
+		if m := c.fi.Devices.Member(di.dev.DevID); m != nil {
+			if size := uint64(m.Dev.Size()); di.dev.TotalBytes > size {
+				bad("total_bytes %d exceeds the device size %d%s", di.dev.TotalBytes, size, c.onDevice(m))
 			}
-			sd := &c.sb.DevItem
+			sd := &m.Super.DevItem
 			if sd.UUID != di.dev.UUID || sd.TotalBytes != di.dev.TotalBytes {
 				c.problem(ClassSuper, 0, 0, nil, "superblock dev item (uuid %v total_bytes %d) differs from the chunk tree's (uuid %v total_bytes %d)",
 					sd.UUID, sd.TotalBytes, di.dev.UUID, di.dev.TotalBytes)
@@ -114,8 +114,10 @@ func (c *checker) checkDevItems() {
 			}
 		}
 	}
-	if c.devItem(uint64(c.sb.DevItem.DevID)) == nil {
-		c.problem(ClassChunk, ondisk.ChunkTreeObjectID, 0, nil, "no dev item for the superblock's devid %d", c.sb.DevItem.DevID)
+	for _, m := range c.fi.Devices.Members() {
+		if c.devItem(uint64(m.DevID)) == nil {
+			c.problem(ClassChunk, ondisk.ChunkTreeObjectID, 0, nil, "no dev item for the superblock's devid %d%s", m.DevID, c.onDevice(m))
+		}
 	}
 	if uint64(len(c.devs)) != c.sb.NumDevices {
 		c.problem(ClassSuper, 0, 0, nil, "num_devices %d but the chunk tree has %d dev items", c.sb.NumDevices, len(c.devs))

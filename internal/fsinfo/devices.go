@@ -1,0 +1,126 @@
+package fsinfo
+
+// Assembling a multi-device filesystem from the devices given: the
+// kernel's device scan (btrfs_scan_one_device: fsid, devid, uuid from each
+// superblock) and read_one_dev (each DEV_ITEM of the chunk tree matched to a
+// present device, or noted missing).
+
+import (
+	"fmt"
+
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/volume"
+)
+
+func deviceName(opts Options, i int) string {
+	if i < len(opts.DeviceNames) && opts.DeviceNames[i] != "" {
+		return opts.DeviceNames[i]
+	}
+	return fmt.Sprintf("device %d", i+1)
+}
+
+// assemble reads every device's superblock and returns the set and the
+// device with the newest superblock, whose copy the filesystem is opened
+// with (the kernel's latest_dev).
+func (f *FSInfo) assemble(devs []blockdev.Device, opts Options) (*volume.DeviceSet, *volume.Member, error) {
+	set := volume.NewDeviceSet()
+	var latest *volume.Member
+	for i, dev := range devs {
+		name := deviceName(opts, i)
+		res, err := diskio.ReadSuper(dev, opts.SuperMirror-1)
+		if err != nil {
+			if len(devs) == 1 {
+				return nil, nil, fmt.Errorf("open: %w", err)
+			}
+			return nil, nil, fmt.Errorf("open %s: %w", name, err)
+		}
+		if res.Warning != "" {
+			if len(devs) > 1 {
+				f.warn(name + ": " + res.Warning)
+			} else {
+				f.warn(res.Warning)
+			}
+		}
+		sb := res.Super
+		m := &volume.Member{DevID: sb.DevItem.DevID, UUID: sb.DevItem.UUID, Dev: dev, Name: name, Super: sb}
+		if latest != nil && sb.FSID != latest.Super.FSID {
+			return nil, nil, fmt.Errorf("open: %s is of filesystem %v, %s of filesystem %v: give the devices of one filesystem",
+				name, sb.FSID, latest.Name, latest.Super.FSID)
+		}
+		if err := set.Add(m); err != nil {
+			return nil, nil, fmt.Errorf("open: %w", err)
+		}
+		if latest == nil || sb.Generation > latest.Super.Generation {
+			latest = m
+		}
+	}
+	for _, m := range set.Members() {
+		if g := m.Super.Generation; g != latest.Super.Generation {
+			f.warn(fmt.Sprintf("%s has generation %d, %s %d: it missed the last commits; blocks read from it may be stale",
+				m.Label(), g, latest.Label(), latest.Super.Generation))
+		}
+	}
+	if sys, err := latest.Super.SysChunks(); err == nil {
+		for _, s := range sys {
+			markStripesMissing(set, s.Chunk)
+		}
+	}
+	return set, latest, nil
+}
+
+// markStripesMissing notes the devices c's stripes are on that are not present.
+func markStripesMissing(set *volume.DeviceSet, c ondisk.Chunk) {
+	for _, st := range c.Stripes {
+		if !set.Has(st.DevID) {
+			set.MarkMissing(st.DevID, st.DevUUID)
+		}
+	}
+}
+
+// matchDevItems matches each DEV_ITEM of the chunk tree with a present
+// device (same devid and uuid) and warns about every one that is missing.
+// mirrors read_one_dev + btrfs_check_rw_degradable's notices
+func (f *FSInfo) matchDevItems() error {
+	items := map[ondisk.DevID]ondisk.DevItem{}
+	min := ondisk.Key{ObjectID: ondisk.DevItemsObjectID, Type: ondisk.DevItemKey}
+	max := ondisk.Key{ObjectID: ondisk.DevItemsObjectID, Type: ondisk.DevItemKey, Offset: ^uint64(0)}
+	err := f.ChunkTree().Range(min, max, func(k ondisk.Key, data []byte) bool {
+		if len(data) >= ondisk.DevItemSize {
+			d := ondisk.DecodeDevItem(data)
+			items[d.DevID] = d
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("open: chunk tree dev items: %w", err)
+	}
+	for _, m := range f.Devices.Members() {
+		d, ok := items[m.DevID]
+		switch {
+		case !ok && len(items) > 0 && m.Dev != f.Dev:
+			f.Devices.Drop(m.DevID)
+			f.warn(fmt.Sprintf("%s: the filesystem has no devid %d (no DEV_ITEM in the chunk tree): not used", m.Name, m.DevID))
+		case ok && d.UUID != m.UUID && m.Dev != f.Dev:
+			f.Devices.Drop(m.DevID)
+			f.warn(fmt.Sprintf("%s is devid %d with uuid %v, but the filesystem's devid %d is uuid %v: not used",
+				m.Name, m.DevID, m.UUID, m.DevID, d.UUID))
+		}
+	}
+	for id, d := range items {
+		if !f.Devices.Has(id) {
+			f.Devices.MarkMissing(id, d.UUID)
+		}
+	}
+	for _, m := range f.Chunks.All() {
+		markStripesMissing(f.Devices, m.Chunk)
+	}
+	for _, miss := range f.Devices.Missing() {
+		f.warn(fmt.Sprintf("%v: reading from other copies where there are any", &miss))
+	}
+	return nil
+}
+
+// Degraded reports whether a device of the filesystem is missing.
+func (f *FSInfo) Degraded() bool { return len(f.Devices.Missing()) > 0 }
