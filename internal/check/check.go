@@ -1,6 +1,7 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/volume"
 )
 
 // Options select optional checks.
@@ -83,7 +85,9 @@ func FSWith(fi *fsinfo.FSInfo, o Options) (*Report, error) {
 }
 
 // device checks the single-device filesystem on dev.
-func device(dev blockdev.Device, o Options) (*Report, error) { return devices([]blockdev.Device{dev}, nil, o) }
+func device(dev blockdev.Device, o Options) (*Report, error) {
+	return devices([]blockdev.Device{dev}, nil, o)
+}
 
 func devices(devs []blockdev.Device, names []string, o Options) (*Report, error) {
 	if o.CacheBytes == 0 {
@@ -94,9 +98,40 @@ func devices(devs []blockdev.Device, names []string, o Options) (*Report, error)
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
+	if err := readableWithoutMissing(fi); err != nil {
+		return nil, err
+	}
 	c := newChecker(fi, o)
 	c.run()
 	return c.rep, nil
+}
+
+// readableWithoutMissing fails, as btrfs check fails to open the
+// filesystem, when a device is missing and the root node of the root tree
+// or of a global tree is only on it: nothing below can be checked, and
+// every later error would only repeat that the device is missing.
+func readableWithoutMissing(fi *fsinfo.FSInfo) error {
+	if !fi.Degraded() {
+		return nil
+	}
+	sb := fi.Super
+	_, err := fi.R.ReadNode(sb.Root, diskio.Expect{Tree: ondisk.RootTreeObjectID, Level: int(sb.RootLevel), Generation: sb.Generation})
+	if errors.Is(err, volume.ErrMissingDevice) {
+		return fmt.Errorf("check: cannot read the root tree: %w", err)
+	}
+	for _, id := range []ondisk.ObjectID{ondisk.ExtentTreeObjectID, ondisk.DevTreeObjectID, ondisk.FSTreeObjectID,
+		ondisk.CsumTreeObjectID, ondisk.QuotaTreeObjectID, ondisk.UUIDTreeObjectID, ondisk.FreeSpaceTreeObjectID,
+		ondisk.BlockGroupTreeObjectID, ondisk.DataRelocTreeObjectID} {
+		ri, _, err := fi.RootItem(id)
+		if err != nil {
+			continue // the tree checks report what is wrong with it
+		}
+		_, err = fi.R.ReadNode(ri.Bytenr, diskio.Expect{Tree: id, Level: int(ri.Level), Generation: ri.Generation})
+		if errors.Is(err, volume.ErrMissingDevice) {
+			return fmt.Errorf("check: cannot read the %s tree: %w", ondisk.TreeName(id), err)
+		}
+	}
+	return nil
 }
 
 // checker holds what the passes collect; the final cross-checks compare it.
@@ -110,26 +145,27 @@ type checker struct {
 	sectorsize uint64
 	csumSize   int
 
-	roots       []*rootInfo                      // trees found in the root tree, in key order
-	blocks      map[ondisk.LogicalAddr]blockInfo // every tree block reached, once
-	bad         map[ondisk.LogicalAddr]bool      // blocks that could not be read
-	ext         extentTable                      // extent items, by start
-	refs        refState                         // references found, until the extent items are known
-	bgs         []blockGroup                     // block group items, by start
-	chunks      []chunkRec                       // chunk items, by logical start
-	devs        []devItemRec                     // dev items of the chunk tree
-	dexts       []devExtentRec                   // dev extents, by (devid, physical)
-	csums       rangeList                        // byte ranges covered by checksum items, merged
-	csumItems   []csumItem                       // every checksum item, in key order
-	fst         *freeSpaceState                  // free space tree records per block group
-	qg          *qgroupState                     // quota tree items and the extents each subvolume reaches
-	spaceCache  spaceCacheState                  // v1 free space cache inodes and headers of the root tree
-	logs        logState                         // what the log trees reference
-	subvol      subvolState                      // ROOT_REF / ROOT_BACKREF / subvolume dir entries
-	logged      map[ondisk.LogicalAddr]bool      // blocks of log trees (not in the extent tree)
-	rootOf      map[ondisk.ObjectID]*rootInfo    // by tree id (first ROOT_ITEM)
-	orphanRoots map[ondisk.ObjectID]bool         // ORPHAN_ITEMs of the root tree: subvolumes being deleted
-	curTree     ondisk.ObjectID                  // the tree being walked, for the reader's notices
+	roots       []*rootInfo                          // trees found in the root tree, in key order
+	blocks      map[ondisk.LogicalAddr]blockInfo     // every tree block reached, once
+	bad         map[ondisk.LogicalAddr]bool          // blocks that could not be read
+	ext         extentTable                          // extent items, by start
+	refs        refState                             // references found, until the extent items are known
+	bgs         []blockGroup                         // block group items, by start
+	chunks      []chunkRec                           // chunk items, by logical start
+	devs        []devItemRec                         // dev items of the chunk tree
+	dexts       []devExtentRec                       // dev extents, by (devid, physical)
+	csums       rangeList                            // byte ranges covered by checksum items, merged
+	csumItems   []csumItem                           // every checksum item, in key order
+	fst         *freeSpaceState                      // free space tree records per block group
+	qg          *qgroupState                         // quota tree items and the extents each subvolume reaches
+	spaceCache  spaceCacheState                      // v1 free space cache inodes and headers of the root tree
+	logs        logState                             // what the log trees reference
+	subvol      subvolState                          // ROOT_REF / ROOT_BACKREF / subvolume dir entries
+	logged      map[ondisk.LogicalAddr]bool          // blocks of log trees (not in the extent tree)
+	rootOf      map[ondisk.ObjectID]*rootInfo        // by tree id (first ROOT_ITEM)
+	orphanRoots map[ondisk.ObjectID]bool             // ORPHAN_ITEMs of the root tree: subvolumes being deleted
+	curTree     ondisk.ObjectID                      // the tree being walked, for the reader's notices
+	unverified  map[volume.MissingDeviceError]uint64 // data bytes whose only copy is on a missing device
 }
 
 func newChecker(fi *fsinfo.FSInfo, o Options) *checker {
@@ -191,6 +227,7 @@ func (c *checker) run() {
 	c.checkQgroups()
 	c.checkSpaceCache()
 	c.checkBackupRoots()
+	c.reportUnverified()
 	for _, w := range c.fi.Warnings() { // from opening, before the checker took over
 		if strings.HasPrefix(w, "read node ") {
 			c.copyProblem(w)

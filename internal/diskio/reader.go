@@ -214,7 +214,7 @@ func (r *Reader) ReadLogical(buf []byte, logical ondisk.LogicalAddr, mirror int)
 	for len(buf) > 0 {
 		copies, n, err := r.mapPresent(logical, uint64(len(buf)))
 		if err != nil {
-			return fmt.Errorf("read logical %d: %w", logical, err)
+			return err // "map LOGICAL: ..."
 		}
 		if n == 0 {
 			return fmt.Errorf("read logical %d: empty mapping", logical)
