@@ -97,8 +97,9 @@ func (c *checker) checkDevItems() {
 		if di.dev.BytesUsed > di.dev.TotalBytes {
 			bad("bytes_used %d exceeds total_bytes %d", di.dev.BytesUsed, di.dev.TotalBytes)
 		}
-		if di.dev.FSID != c.sb.FSID {
-			bad("dev item fsid %v, superblock fsid %v", di.dev.FSID, c.sb.FSID)
+		if want := c.sb.MetadataFSID(); di.dev.FSID != want {
+			// the metadata_uuid when it is set (btrfstune -m changes only the fsid); mirrors read_one_dev
+			bad("dev item fsid %v, superblock fsid %v", di.dev.FSID, want)
 		}
 		if m := c.fi.Devices.Member(di.dev.DevID); m != nil {
 			if size := uint64(m.Dev.Size()); di.dev.TotalBytes > size {

@@ -1,11 +1,13 @@
 package fileread
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/gobtrfs/gobtrfs/internal/datacsum"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/volume"
 )
 
 // maxPiece bounds one disk read of uncompressed data, so a large read
@@ -126,10 +128,15 @@ func (en *Engine) readVerified(in Inode, sums *datacsum.Tree, buf []byte, fileOf
 		}
 	}
 	de, ok := firstErr.(*DataError)
+	var missing *volume.MissingDeviceError
 	if ok && copies > 1 {
 		de.Err = fmt.Errorf("%w; the other %d cop(ies) are bad too", de.Err, copies-1)
 	}
-	if ok {
+	switch {
+	case ok && errors.As(de.Err, &missing):
+		// said once per device: every sector on it fails alike
+		en.warn(fmt.Sprintf("missing %d", missing.DevID), fmt.Sprintf("read error: %v (further reads that need this device are not reported)", de))
+	case ok:
 		en.warn(fmt.Sprintf("bad %d", de.Logical), fmt.Sprintf("read error: %v", de))
 	}
 	return firstErr

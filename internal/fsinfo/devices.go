@@ -45,9 +45,12 @@ func (f *FSInfo) assemble(devs []blockdev.Device, opts Options) (*volume.DeviceS
 		}
 		sb := res.Super
 		m := &volume.Member{DevID: sb.DevItem.DevID, UUID: sb.DevItem.UUID, Dev: dev, Name: name, Super: sb}
-		if latest != nil && sb.FSID != latest.Super.FSID {
+		// devices belong together by the fsid their tree blocks carry (the
+		// metadata_uuid when set): an interrupted fsid change (btrfstune -m/-M)
+		// leaves devices of one filesystem with different fsids
+		if latest != nil && sb.MetadataFSID() != latest.Super.MetadataFSID() {
 			return nil, nil, fmt.Errorf("open: %s is of filesystem %v, %s of filesystem %v: give the devices of one filesystem",
-				name, sb.FSID, latest.Name, latest.Super.FSID)
+				name, sb.MetadataFSID(), latest.Name, latest.Super.MetadataFSID())
 		}
 		if err := set.Add(m); err != nil {
 			return nil, nil, fmt.Errorf("open: %w", err)
@@ -57,8 +60,13 @@ func (f *FSInfo) assemble(devs []blockdev.Device, opts Options) (*volume.DeviceS
 		}
 	}
 	for _, m := range set.Members() {
+		if m.Super.FSID != latest.Super.FSID {
+			f.warn(fmt.Sprintf("%s has fsid %v, %s %v (metadata uuid %v on both): an fsid change did not finish on every device",
+				m.Label(), m.Super.FSID, latest.Label(), latest.Super.FSID, m.Super.MetadataFSID()))
+		}
 		if g := m.Super.Generation; g != latest.Super.Generation {
-			f.warn(fmt.Sprintf("%s has generation %d, %s %d: it missed the last commits; blocks read from it may be stale",
+			m.Stale = true
+			f.warn(fmt.Sprintf("%s has generation %d, %s %d: it missed the last commits; its copies are read only when no other copy is good",
 				m.Label(), g, latest.Label(), latest.Super.Generation))
 		}
 	}

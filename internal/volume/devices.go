@@ -38,6 +38,9 @@ type Member struct {
 	Name string
 	// Super is the superblock read from this device (its own dev_item).
 	Super *ondisk.Superblock
+	// Stale is set when the device's superblock is older than the newest
+	// device's: it missed commits, and its copies are read last.
+	Stale bool
 }
 
 // Label is how messages name m: "devid 2 (b.img)".
@@ -154,18 +157,22 @@ func (s *DeviceSet) Missing() []MissingDeviceError {
 	return out
 }
 
-// Present keeps the copies whose device is present, in order. When none is,
-// the error names the missing device of the first copy.
+// Present keeps the copies whose device is present, those on stale
+// devices last, otherwise in order. When none is present, the error names
+// the missing device of the first copy.
 func (s *DeviceSet) Present(copies []Copy) ([]Copy, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := 0
+	n, stale := 0, 0
 	for _, c := range copies {
-		if s.members[c.DevID] != nil {
+		if m := s.members[c.DevID]; m != nil {
 			n++
+			if m.Stale {
+				stale++
+			}
 		}
 	}
-	if n == len(copies) {
+	if n == len(copies) && stale == 0 {
 		return copies, nil
 	}
 	if n == 0 {
@@ -175,9 +182,11 @@ func (s *DeviceSet) Present(copies []Copy) ([]Copy, error) {
 		return nil, &MissingDeviceError{DevID: copies[0].DevID, UUID: s.missing[copies[0].DevID]}
 	}
 	out := make([]Copy, 0, n)
-	for _, c := range copies {
-		if s.members[c.DevID] != nil {
-			out = append(out, c)
+	for _, wantStale := range []bool{false, true} {
+		for _, c := range copies {
+			if m := s.members[c.DevID]; m != nil && m.Stale == wantStale {
+				out = append(out, c)
+			}
 		}
 	}
 	return out, nil

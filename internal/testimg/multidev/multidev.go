@@ -63,7 +63,7 @@ func Make(t testing.TB, dir string, s Spec) *FS {
 	})
 	args := append([]string{"-q", "-f", "-d", s.Data, "-m", s.Meta}, f.Loops...)
 	testutil.Run(t, "mkfs.btrfs", args...)
-	mnt := testutil.Mount(t, f.Loops[0], f.deviceOpts(f.Loops[1:]))
+	mnt := f.Mount(t)
 	if err := Populate(mnt); err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +82,13 @@ func (f *FS) deviceOpts(loops []string) string {
 		o = append(o, "device="+l)
 	}
 	return strings.Join(o, ",")
+}
+
+// Mount mounts the filesystem read-write from all its loop devices and
+// returns the mount point (unmounted by testutil.Unmount or at the end).
+func (f *FS) Mount(t testing.TB) string {
+	t.Helper()
+	return testutil.Mount(t, f.Loops[0], f.deviceOpts(f.Loops[1:]))
 }
 
 // MountDegraded mounts the filesystem read-only and degraded from the loop
@@ -222,4 +229,18 @@ func ViewFS(fsys fs.FS, readlink func(string) (string, error)) (map[string]strin
 		return nil
 	})
 	return v, err
+}
+
+// WithoutDirSizes is v without the sizes of directories, for comparing with
+// a copy on another filesystem (btrfs gives a directory the size of its
+// names, most others a block).
+func WithoutDirSizes(v map[string]string) map[string]string {
+	out := make(map[string]string, len(v))
+	for k, d := range v {
+		if strings.HasPrefix(d, "d") {
+			d, _, _ = strings.Cut(d, " ")
+		}
+		out[k] = d
+	}
+	return out
 }
