@@ -37,6 +37,10 @@ func TestMultiDeviceKernel(t *testing.T) {
 		{"meta-raid0", multidev.Spec{Devices: 2, Data: "single", Meta: "raid0"}, false},
 		{"raid10", multidev.Spec{Devices: 4, Data: "raid10", Meta: "raid10"}, true},
 		{"raid1c3", multidev.Spec{Devices: 3, Data: "raid1c3", Meta: "raid1c3"}, true},
+		// a missing device's stripes are rebuilt from the others and P
+		{"raid5", multidev.Spec{Devices: 3, Data: "raid5", Meta: "raid5"}, true},
+		{"raid6", multidev.Spec{Devices: 3, Data: "raid6", Meta: "raid6"}, true},
+		{"raid5-data", multidev.Spec{Devices: 3, Data: "raid5", Meta: "raid1"}, true}, // btrfs-progs fsck-tests/056
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()

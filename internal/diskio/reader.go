@@ -186,6 +186,9 @@ func (r *Reader) mapPresent(logical ondisk.LogicalAddr, length uint64) ([]volume
 }
 
 func (r *Reader) readCopy(buf []byte, c volume.Copy) error {
+	if len(c.Rebuild) > 0 {
+		return r.rebuild(buf, c)
+	}
 	dev, err := r.Devs.Device(c.DevID)
 	if err != nil {
 		return err
@@ -195,6 +198,22 @@ func (r *Reader) readCopy(buf []byte, c volume.Copy) error {
 	}
 	if _, err := dev.ReadAt(buf, int64(c.Physical)); err != nil {
 		return fmt.Errorf("read devid %d physical %d: %w", c.DevID, c.Physical, err)
+	}
+	return nil
+}
+
+// rebuild reads a RAID5/6 data stripe's range as the XOR of the other
+// stripes of its row (data and P).
+func (r *Reader) rebuild(buf []byte, c volume.Copy) error {
+	clear(buf)
+	tmp := make([]byte, len(buf))
+	for _, src := range c.Rebuild {
+		if err := r.readCopy(tmp, src); err != nil {
+			return fmt.Errorf("rebuild devid %d physical %d from parity: %w", c.DevID, c.Physical, err)
+		}
+		for i := range buf {
+			buf[i] ^= tmp[i]
+		}
 	}
 	return nil
 }

@@ -157,17 +157,18 @@ func (s *DeviceSet) Missing() []MissingDeviceError {
 	return out
 }
 
-// Present keeps the copies whose device is present, those on stale
-// devices last, otherwise in order. When none is present, the error names
-// the missing device of the first copy.
+// Present keeps the copies whose device is present (for a rebuilt copy:
+// every device it is rebuilt from), those on stale devices last, otherwise
+// in order. When none is present, the error names the missing device of
+// the first copy.
 func (s *DeviceSet) Present(copies []Copy) ([]Copy, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n, stale := 0, 0
 	for _, c := range copies {
-		if m := s.members[c.DevID]; m != nil {
+		if ok, st := s.usable(c); ok {
 			n++
-			if m.Stale {
+			if st {
 				stale++
 			}
 		}
@@ -184,12 +185,28 @@ func (s *DeviceSet) Present(copies []Copy) ([]Copy, error) {
 	out := make([]Copy, 0, n)
 	for _, wantStale := range []bool{false, true} {
 		for _, c := range copies {
-			if m := s.members[c.DevID]; m != nil && m.Stale == wantStale {
+			if ok, st := s.usable(c); ok && st == wantStale {
 				out = append(out, c)
 			}
 		}
 	}
 	return out, nil
+}
+
+// usable reports whether c can be read and whether a stale device is involved.
+func (s *DeviceSet) usable(c Copy) (ok, stale bool) {
+	if len(c.Rebuild) == 0 {
+		m := s.members[c.DevID]
+		return m != nil, m != nil && m.Stale
+	}
+	for _, r := range c.Rebuild {
+		m := s.members[r.DevID]
+		if m == nil {
+			return false, false
+		}
+		stale = stale || m.Stale
+	}
+	return true, stale
 }
 
 // Close closes every present device and returns the first error.
