@@ -134,6 +134,52 @@ func TestMultiDeviceStale(t *testing.T) {
 	}
 }
 
+// TestMultiDeviceSeed reads a filesystem sprouted from a seed (btrfs-progs
+// fsck-tests/057: btrfstune -S 1, then btrfs device add): with the seed
+// given too, our view equals the kernel's and both checkers are clean; the
+// seed alone is a clean filesystem of its own; the sprouted device alone
+// cannot be checked without its seed, for btrfs check either.
+func TestMultiDeviceSeed(t *testing.T) {
+	k := multidev.MakeSprouted(t, t.TempDir())
+	progsCheck(t, k.Loops[1], true) // btrfs-progs finds the seed by scanning
+	if err := k.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	seed, sprout := k.Images[0], k.Images[1]
+	for _, imgs := range [][]string{{sprout, seed}, {seed, sprout}} {
+		view, warns := multiView(t, imgs)
+		if d := testutil.DiffMaps(k.Kernel, view); len(d) > 0 {
+			t.Fatalf("%v: our view differs from the kernel's:\n%s", imgs, strings.Join(d, "\n"))
+		}
+		if len(warns) > 0 {
+			t.Errorf("%v: warnings: %q", imgs, warns)
+		}
+		rep, err := check.ImagesWith(imgs, check.Options{CheckDataCsum: true})
+		if err != nil || !rep.OK() || len(rep.Warnings) > 0 && !onlyMkfsLeftovers(rep.Warnings) {
+			t.Fatalf("our check of %v: %v %v", imgs, err, rep)
+		}
+	}
+	rep, err := check.ImagesWith([]string{seed}, check.Options{})
+	if err != nil || !rep.OK() {
+		t.Fatalf("our check of the seed alone: %v %v", err, rep)
+	}
+	progsCheck(t, seed, true)
+	rep, err = check.ImagesWith([]string{sprout}, check.Options{})
+	if err == nil && rep.OK() {
+		t.Fatalf("our check of the sprouted device without its seed is clean")
+	}
+	if !strings.Contains(fmt.Sprint(err, rep), "device devid 1 (uuid ") {
+		t.Errorf("our check of the sprouted device alone does not name the seed device: %v %v", err, rep)
+	}
+	progsCheck(t, sprout, false)
+}
+
+// onlyMkfsLeftovers reports whether every warning is about the free space
+// tree entries mkfs.btrfs 6.2 leaves behind.
+func onlyMkfsLeftovers(w []string) bool {
+	return !slices.ContainsFunc(w, func(s string) bool { return !strings.Contains(s, "leftover of the temporary chunks") })
+}
+
 // degraded opens k without device gone (an index of k.Images). With two
 // devices, btrfs check of the one image left (it finds no other device once
 // k is detached) gives the verdict ours must agree with.

@@ -97,11 +97,15 @@ func (c *checker) checkDevItems() {
 		if di.dev.BytesUsed > di.dev.TotalBytes {
 			bad("bytes_used %d exceeds total_bytes %d", di.dev.BytesUsed, di.dev.TotalBytes)
 		}
-		if want := c.sb.MetadataFSID(); di.dev.FSID != want {
-			// the metadata_uuid when it is set (btrfstune -m changes only the fsid); mirrors read_one_dev
+		m := c.fi.Devices.Member(di.dev.DevID)
+		// the metadata_uuid when it is set (btrfstune -m changes only the
+		// fsid), or a seed's fsid: a seed device given (its own superblock
+		// says so) or missing (said by a warning); mirrors read_one_dev
+		seed := (m != nil && m.Seed && m.Super.MetadataFSID() == di.dev.FSID) || (m == nil && c.fi.Super.NumDevices > 1)
+		if want := c.sb.MetadataFSID(); di.dev.FSID != want && !seed {
 			bad("dev item fsid %v, superblock fsid %v", di.dev.FSID, want)
 		}
-		if m := c.fi.Devices.Member(di.dev.DevID); m != nil {
+		if m != nil {
 			if size := uint64(m.Dev.Size()); di.dev.TotalBytes > size {
 				bad("total_bytes %d exceeds the device size %d%s", di.dev.TotalBytes, size, c.onDevice(m))
 			}
@@ -110,7 +114,7 @@ func (c *checker) checkDevItems() {
 				c.problem(ClassSuper, 0, 0, nil, "superblock dev item (uuid %v total_bytes %d) differs from the chunk tree's (uuid %v total_bytes %d)",
 					sd.UUID, sd.TotalBytes, di.dev.UUID, di.dev.TotalBytes)
 			}
-			if sd.BytesUsed != di.dev.BytesUsed {
+			if sd.BytesUsed != di.dev.BytesUsed && !m.Seed { // a seed's superblock is its own filesystem's
 				c.rep.warn("device %d's bytes_used is %d in the chunk tree but %d in the superblock", di.dev.DevID, di.dev.BytesUsed, sd.BytesUsed)
 			}
 		}

@@ -57,8 +57,8 @@ func (c *checker) checkSuperMirrors() {
 			switch {
 			case err != nil:
 				c.rep.warn("superblock mirror %d%s: %v", i, c.onDevice(m), err)
-			case sm.Generation != c.sb.Generation:
-				c.rep.warn("superblock mirror %d%s has generation %d, the superblock in use %d", i, c.onDevice(m), sm.Generation, c.sb.Generation)
+			case sm.Generation != m.Super.Generation:
+				c.rep.warn("superblock mirror %d%s has generation %d, its primary %d", i, c.onDevice(m), sm.Generation, m.Super.Generation)
 			}
 		}
 	}

@@ -32,6 +32,9 @@ type Reader struct {
 	SectorSize uint32
 	Csum       csum.Type
 	FSID       ondisk.UUID // metadata fsid written in block headers
+	// SeedFSIDs are the fsids of seed filesystems this one was sprouted
+	// from: blocks written before the sprout carry theirs.
+	SeedFSIDs []ondisk.UUID
 	// Warn receives notices such as a DUP fallback; nil discards them.
 	Warn func(msg string)
 	// SynthItems skips the tree-checker's item rules (treecheck_items.go),
@@ -152,7 +155,7 @@ func (r *Reader) readNodeUncached(addr ondisk.LogicalAddr, exp Expect) (*Node, e
 			err = corruptf("%s checksum mismatch (copy %d at physical %d)", r.Csum, i+1, c.Physical)
 		}
 		if err == nil {
-			err = checkNode(node, r.FSID, exp)
+			err = checkNode(node, r.FSID, exp, r.SeedFSIDs...)
 		}
 		if err == nil && !r.SynthItems {
 			err = r.itemRules().checkItems(node) // treecheck_items.go

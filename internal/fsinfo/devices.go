@@ -7,6 +7,7 @@ package fsinfo
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
@@ -23,10 +24,11 @@ func deviceName(opts Options, i int) string {
 
 // assemble reads every device's superblock and returns the set and the
 // device with the newest superblock, whose copy the filesystem is opened
-// with (the kernel's latest_dev).
+// with (the kernel's latest_dev). Devices of a seed filesystem (SEEDING
+// flag, another fsid) given with a sprouted one are its seeds.
 func (f *FSInfo) assemble(devs []blockdev.Device, opts Options) (*volume.DeviceSet, *volume.Member, error) {
 	set := volume.NewDeviceSet()
-	var latest *volume.Member
+	var all []*volume.Member
 	for i, dev := range devs {
 		name := deviceName(opts, i)
 		res, err := diskio.ReadSuper(dev, opts.SuperMirror-1)
@@ -44,22 +46,43 @@ func (f *FSInfo) assemble(devs []blockdev.Device, opts Options) (*volume.DeviceS
 			}
 		}
 		sb := res.Super
-		m := &volume.Member{DevID: sb.DevItem.DevID, UUID: sb.DevItem.UUID, Dev: dev, Name: name, Super: sb}
+		all = append(all, &volume.Member{DevID: sb.DevItem.DevID, UUID: sb.DevItem.UUID, Dev: dev, Name: name, Super: sb})
+	}
+	// the filesystem is that of the devices that are not seeds (when every
+	// device is a seed, the seed filesystem itself)
+	var latest *volume.Member
+	for _, m := range all {
+		if m.Super.Flags&ondisk.SuperFlagSeeding == 0 && (latest == nil || m.Super.Generation > latest.Super.Generation) {
+			latest = m
+		}
+	}
+	if latest == nil {
+		for _, m := range all {
+			if latest == nil || m.Super.Generation > latest.Super.Generation {
+				latest = m
+			}
+		}
+	}
+	fsid := latest.Super.MetadataFSID()
+	for _, m := range all {
 		// devices belong together by the fsid their tree blocks carry (the
-		// metadata_uuid when set): an interrupted fsid change (btrfstune -m/-M)
-		// leaves devices of one filesystem with different fsids
-		if latest != nil && sb.MetadataFSID() != latest.Super.MetadataFSID() {
-			return nil, nil, fmt.Errorf("open: %s is of filesystem %v, %s of filesystem %v: give the devices of one filesystem",
-				name, sb.MetadataFSID(), latest.Name, latest.Super.MetadataFSID())
+		// metadata_uuid when set): an interrupted fsid change (btrfstune
+		// -m/-M) leaves devices of one filesystem with different fsids
+		if mf := m.Super.MetadataFSID(); mf != fsid {
+			if m.Super.Flags&ondisk.SuperFlagSeeding == 0 {
+				return nil, nil, fmt.Errorf("open: %s is of filesystem %v, %s of filesystem %v: give the devices of one filesystem",
+					m.Name, mf, latest.Name, fsid)
+			}
+			m.Seed = true // matched against the chunk tree's dev items (matchDevItems)
 		}
 		if err := set.Add(m); err != nil {
 			return nil, nil, fmt.Errorf("open: %w", err)
 		}
-		if latest == nil || sb.Generation > latest.Super.Generation {
-			latest = m
-		}
 	}
 	for _, m := range set.Members() {
+		if m.Seed {
+			continue // a seed's superblock is its own filesystem's: older by design
+		}
 		if m.Super.FSID != latest.Super.FSID {
 			f.warn(fmt.Sprintf("%s has fsid %v, %s %v (metadata uuid %v on both): an fsid change did not finish on every device",
 				m.Label(), m.Super.FSID, latest.Label(), latest.Super.FSID, m.Super.MetadataFSID()))
@@ -76,6 +99,17 @@ func (f *FSInfo) assemble(devs []blockdev.Device, opts Options) (*volume.DeviceS
 		}
 	}
 	return set, latest, nil
+}
+
+// seedFSIDs are the fsids of the seed devices in set.
+func seedFSIDs(set *volume.DeviceSet) []ondisk.UUID {
+	var out []ondisk.UUID
+	for _, m := range set.Members() {
+		if m.Seed && !slices.Contains(out, m.Super.MetadataFSID()) {
+			out = append(out, m.Super.MetadataFSID())
+		}
+	}
+	return out
 }
 
 // markStripesMissing notes the devices c's stripes are on that are not present.
@@ -114,13 +148,21 @@ func (f *FSInfo) matchDevItems() error {
 			f.Devices.Drop(m.DevID)
 			f.warn(fmt.Sprintf("%s is devid %d with uuid %v, but the filesystem's devid %d is uuid %v: not used",
 				m.Name, m.DevID, m.UUID, m.DevID, d.UUID))
+		case m.Seed && (!ok || d.FSID != m.Super.MetadataFSID()):
+			f.Devices.Drop(m.DevID)
+			f.warn(fmt.Sprintf("%s is a seed device of filesystem %v, which this filesystem was not sprouted from: not used",
+				m.Name, m.Super.MetadataFSID()))
 		}
 	}
 	for id, d := range items {
 		if !f.Devices.Has(id) {
 			f.Devices.MarkMissing(id, d.UUID)
+			if d.FSID != f.Super.MetadataFSID() {
+				f.warn(fmt.Sprintf("devid %d is a device of seed filesystem %v: give it too to read what the filesystem shares with its seed", id, d.FSID))
+			}
 		}
 	}
+	f.R.SeedFSIDs = seedFSIDs(f.Devices)
 	for _, m := range f.Chunks.All() {
 		markStripesMissing(f.Devices, m.Chunk)
 	}

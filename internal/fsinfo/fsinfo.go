@@ -114,6 +114,7 @@ func OpenDevices(devs []blockdev.Device, opts Options) (*FSInfo, error) {
 	}
 	f.R = diskio.NewSetReader(set, sb, f.Chunks, cache)
 	f.R.Warn = f.warn
+	f.R.SeedFSIDs = seedFSIDs(set) // blocks from before a sprout, the chunk tree's among them
 	if err := f.loadChunkTree(); err != nil {
 		if n := len(set.Members()); uint64(n) < sb.NumDevices {
 			return nil, fmt.Errorf("%w (%d of the filesystem's %d devices given)", err, n, sb.NumDevices)

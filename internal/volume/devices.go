@@ -41,6 +41,10 @@ type Member struct {
 	// Stale is set when the device's superblock is older than the newest
 	// device's: it missed commits, and its copies are read last.
 	Stale bool
+	// Seed is set for a device of a seed filesystem the filesystem was
+	// sprouted from (btrfstune -S 1, btrfs device add): its superblock has
+	// the seed's fsid and generation.
+	Seed bool
 }
 
 // Label is how messages name m: "devid 2 (b.img)".

@@ -244,3 +244,48 @@ func WithoutDirSizes(v map[string]string) map[string]string {
 	}
 	return out
 }
+
+// MakeSprouted builds what btrfs-progs' fsck-tests/057 builds: a
+// filesystem on Images[0] with the files of Populate, made a seed
+// (btrfstune -S 1), mounted, sprouted onto Images[1] (btrfs device add),
+// remounted read-write and given one more file, "sprouted". Kernel is the
+// view of the sprouted filesystem.
+func MakeSprouted(t testing.TB, dir string) *FS {
+	t.Helper()
+	testutil.NeedRootLoop(t)
+	if _, err := exec.LookPath("btrfstune"); err != nil {
+		t.Skip("btrfstune not installed")
+	}
+	f := &FS{}
+	for i := 0; i < 2; i++ {
+		img := filepath.Join(dir, fmt.Sprintf("dev%d.img", i+1))
+		testutil.SparseFile(t, img, 256<<20)
+		f.Images = append(f.Images, img)
+		f.Loops = append(f.Loops, strings.TrimSpace(testutil.Run(t, "losetup", "--find", "--show", img)))
+	}
+	t.Cleanup(func() {
+		if err := f.Detach(); err != nil {
+			t.Error(err)
+		}
+	})
+	testutil.Run(t, "mkfs.btrfs", "-q", "-f", f.Loops[0])
+	mnt := testutil.Mount(t, f.Loops[0], "")
+	if err := Populate(mnt); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Unmount(t, mnt)
+	testutil.Run(t, "btrfstune", "-S", "1", f.Loops[0])
+	mnt = testutil.Mount(t, f.Loops[0], "ro")
+	testutil.Run(t, "btrfs", "device", "add", "-f", "--nodiscard", f.Loops[1], mnt)
+	testutil.Run(t, "mount", "-o", "remount,rw", mnt)
+	if err := os.WriteFile(filepath.Join(mnt, "sprouted"), []byte("written after the sprout\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Run(t, "sync")
+	var err error
+	if f.Kernel, err = View(mnt); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Unmount(t, mnt)
+	return f
+}
