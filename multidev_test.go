@@ -241,6 +241,20 @@ func degraded(t *testing.T, k *multidev.FS, gone int, redundant bool) {
 			t.Fatalf("without devid %d: our view differs from the kernel's:\n%s", devid, strings.Join(d, "\n"))
 		}
 		t.Logf("without devid %d: %d entries equal to the kernel's, check clean", devid, len(view))
+		// the device given but wiped (btrfs-progs fsck-tests/060 wipefs's it): not used, the same view
+		wiped := filepath.Join(t.TempDir(), "wiped.img")
+		testutil.SparseFile(t, wiped, 128<<20)
+		withWiped := slices.Insert(slices.Clone(imgs), gone, wiped)
+		wv, warns := multiView(t, withWiped)
+		if d := testutil.DiffMaps(k.Kernel, wv); len(d) > 0 {
+			t.Fatalf("devid %d wiped: our view differs from the kernel's:\n%s", devid, strings.Join(d, "\n"))
+		}
+		if !slices.ContainsFunc(warns, func(s string) bool { return strings.Contains(s, "wiped.img: ") && strings.Contains(s, "not used") }) {
+			t.Errorf("devid %d wiped: no warning about the wiped image: %q", devid, warns)
+		}
+		if rep, err := check.ImagesWith(withWiped, check.Options{}); err != nil || !rep.OK() {
+			t.Fatalf("our check with devid %d wiped: %v %v", devid, err, rep)
+		}
 		return
 	}
 	// data without a copy: each file reads as the kernel's or fails naming the device

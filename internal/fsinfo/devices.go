@@ -6,6 +6,7 @@ package fsinfo
 // present device, or noted missing).
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -29,6 +30,7 @@ func deviceName(opts Options, i int) string {
 func (f *FSInfo) assemble(devs []blockdev.Device, opts Options) (*volume.DeviceSet, *volume.Member, error) {
 	set := volume.NewDeviceSet()
 	var all []*volume.Member
+	var firstErr error
 	for i, dev := range devs {
 		name := deviceName(opts, i)
 		res, err := diskio.ReadSuper(dev, opts.SuperMirror-1)
@@ -36,7 +38,11 @@ func (f *FSInfo) assemble(devs []blockdev.Device, opts Options) (*volume.DeviceS
 			if len(devs) == 1 {
 				return nil, nil, fmt.Errorf("open: %w", err)
 			}
-			return nil, nil, fmt.Errorf("open %s: %w", name, err)
+			// one of several (wiped, or not a device of this filesystem):
+			// the others may still make up the filesystem
+			f.warn(fmt.Sprintf("%s: %v: not used", name, err))
+			firstErr = cmp.Or(firstErr, fmt.Errorf("open %s: %w", name, err))
+			continue
 		}
 		if res.Warning != "" {
 			if len(devs) > 1 {
@@ -47,6 +53,9 @@ func (f *FSInfo) assemble(devs []blockdev.Device, opts Options) (*volume.DeviceS
 		}
 		sb := res.Super
 		all = append(all, &volume.Member{DevID: sb.DevItem.DevID, UUID: sb.DevItem.UUID, Dev: dev, Name: name, Super: sb})
+	}
+	if len(all) == 0 {
+		return nil, nil, firstErr
 	}
 	// the filesystem is that of the devices that are not seeds (when every
 	// device is a seed, the seed filesystem itself)
