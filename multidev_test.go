@@ -84,6 +84,12 @@ func TestMultiDeviceKernel(t *testing.T) {
 			if err := k.Detach(); err != nil {
 				t.Fatal(err)
 			}
+			if w, err := gobtrfs.OpenRW(k.Images[0], nil); err == nil || !strings.Contains(err.Error(), "multi-device filesystem is not supported") {
+				if w != nil {
+					w.Close()
+				}
+				t.Fatalf("OpenRW of a device of a %d-device filesystem: %v, want a refusal", len(k.Images), err)
+			}
 			// one device left out: the last, then the first
 			for _, gone := range []int{len(k.Images) - 1, 0} {
 				degraded(t, k, gone, s.redundant)
