@@ -1,6 +1,7 @@
 package gobtrfs_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -68,6 +69,10 @@ func TestMultiDeviceKernel(t *testing.T) {
 				t.Fatalf("our check verified no data")
 			}
 			progsCheck(t, k.Loops[0], true) // btrfs-progs finds the other loop devices by scanning
+			if strings.HasPrefix(s.name, "raid5") {
+				// (not raid6 of 3 devices: one data stripe per row, P holds the same bytes)
+				parityRepair(t, k)
+			}
 			if s.name == "raid1" {
 				// the kernel's degraded view equals ours
 				mnt := k.MountDegraded(t, 0)
@@ -184,6 +189,63 @@ func TestMultiDeviceSeed(t *testing.T) {
 // tree entries mkfs.btrfs 6.2 leaves behind.
 func onlyMkfsLeftovers(w []string) bool {
 	return !slices.ContainsFunc(w, func(s string) bool { return !strings.Contains(s, "leftover of the temporary chunks") })
+}
+
+// parityRepair damages one sector of a RAID5/6 data stripe (in a copy of
+// its device) and reads it back: the checksum fails, the sector is rebuilt
+// from the other stripes and P, and the file reads as the kernel wrote it.
+func parityRepair(t *testing.T, k *multidev.FS) {
+	t.Helper()
+	fsys, err := gobtrfs.OpenDevices(k.Images, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := fs.ReadFile(fsys, "big")
+	fsys.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sector := big[64<<10 : 68<<10] // the second stripe's first sector
+	imgs := slices.Clone(k.Images)
+	found := false
+	for i, img := range imgs {
+		b, err := os.ReadFile(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := 0; off+len(sector) <= len(b); off += 4096 {
+			if bytes.Equal(b[off:off+len(sector)], sector) {
+				for j := off; j < off+len(sector); j++ {
+					b[j] ^= 0x5a
+				}
+				imgs[i] = filepath.Join(t.TempDir(), "damaged.img")
+				if err := os.WriteFile(imgs[i], b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				found = true
+				break
+			}
+		}
+		if found {
+			break
+		}
+	}
+	if !found {
+		t.Fatal("the sector of big is on no device")
+	}
+	view, warns := multiView(t, imgs)
+	if d := testutil.DiffMaps(k.Kernel, view); len(d) > 0 {
+		t.Fatalf("one data sector damaged: our view differs from the kernel's:\n%s", strings.Join(d, "\n"))
+	}
+	if !slices.ContainsFunc(warns, func(s string) bool {
+		return strings.Contains(s, "used copy 2") || strings.Contains(s, "every sector good in one of 2 copies")
+	}) {
+		t.Errorf("one data sector damaged: no warning that it was rebuilt: %q", warns)
+	}
+	rep, err := check.ImagesWith(imgs, check.Options{CheckDataCsum: true})
+	if err != nil || !rep.OK() || !slices.ContainsFunc(rep.Warnings, func(s string) bool { return strings.Contains(s, "copy 2 is good") }) {
+		t.Fatalf("our check with one data sector damaged: %v %v (warnings %q)", err, rep, rep.Warnings)
+	}
 }
 
 // degraded opens k without device gone (an index of k.Images). With two
