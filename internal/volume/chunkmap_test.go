@@ -63,7 +63,9 @@ func TestMapRaid5(t *testing.T) {
 	}
 }
 
-func sameCopy(a, b Copy) bool { return a.DevID == b.DevID && a.Physical == b.Physical && len(a.Rebuild) == 0 && len(b.Rebuild) == 0 }
+func sameCopy(a, b Copy) bool {
+	return a.DevID == b.DevID && a.Physical == b.Physical && len(a.Rebuild) == 0 && len(b.Rebuild) == 0
+}
 
 // TestPresent keeps the copies on present devices, stale ones last, and
 // names the missing device when nothing is left.
