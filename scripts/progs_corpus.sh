@@ -110,10 +110,10 @@ for i in 1 3 5 7; do
 	[ -n "$pair" ] || continue
 	progs=n/a
 	if [ "$(id -u)" = 0 ]; then
-		loops=""
-		for f in $pair; do loops="$loops $(losetup --find --show "$f")"; done
-		timeout 300 btrfs check --readonly ${loops%% *} >"$work/$mu/disk$i+$j.progs" 2>&1 && progs=pass || progs=fail
-		for l in $loops; do btrfs device scan --forget "$l" 2>/dev/null; losetup -d "$l"; done
+		loops=()
+		for f in $pair; do loops+=("$(losetup --find --show "$f")"); done
+		timeout 300 btrfs check --readonly "${loops[0]}" >"$work/$mu/disk$i+$j.progs" 2>&1 && progs=pass || progs=fail
+		for l in "${loops[@]}"; do btrfs device scan --forget "$l" 2>/dev/null; losetup -d "$l"; done
 	fi
 	# shellcheck disable=SC2086
 	timeout 300 "$gobbin" check -q --no-warn-in-use $pair >"$work/$mu/disk$i+$j.gob" 2>&1
