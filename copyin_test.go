@@ -7,11 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/acl"
-	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
+	"golang.org/x/sys/unix"
 )
 
 func hostTree(t *testing.T) (string, map[string][]byte) {
@@ -77,7 +76,7 @@ func TestMkfsRootdirLibrary(t *testing.T) {
 		t.Errorf("hard link: nlink %d, want 2", n)
 	}
 	fsys.Close()
-	testutil.CheckImage(t, img, "--check-data-csum")
+	checktest.Image(t, img)
 
 	if err := gobtrfs.Mkfs(img, 256<<20, nil); err == nil {
 		t.Errorf("Mkfs over an existing file succeeded")
@@ -141,5 +140,5 @@ func TestCopyIn(t *testing.T) {
 			t.Errorf("%s: mode %v, want the source's 0640", p, st.Mode().Perm())
 		}
 	}
-	testutil.CheckImage(t, img, "--check-data-csum")
+	checktest.Image(t, img)
 }

@@ -4,15 +4,16 @@ import (
 	"io/fs"
 
 	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // DirEntry is one directory entry; it implements fs.DirEntry. Info reads the
 // entry's own inode (a symlink is not followed).
 type DirEntry struct {
 	fs     *FS
-	dir    node
+	dir    ondisk.InodeRef
 	e      inode.DirEntry
-	target node
+	target ondisk.InodeRef
 	err    error // resolving the entry failed; reported by Info
 }
 
@@ -53,33 +54,21 @@ func (d *DirEntry) Subvolume() (id uint64, ok bool) {
 
 // readDir calls fn for up to n entries (all if n < 0) of directory dir from
 // DIR_INDEX index from on, in index order; it returns the next index.
-func (f *FS) readDir(dir node, from uint64, n int, fn func(*DirEntry)) error {
+func (f *FS) readDir(dir ondisk.InodeRef, from uint64, n int, fn func(*DirEntry)) error {
 	_, err := f.readDirFrom(dir, from, n, fn)
 	return err
 }
 
-func (f *FS) readDirFrom(dir node, from uint64, n int, fn func(*DirEntry)) (uint64, error) {
-	if dir.empty {
-		return from, nil
-	}
-	t, err := f.tree(dir.subvol)
-	if err != nil {
-		return from, err
-	}
-	next := from
+func (f *FS) readDirFrom(dir ondisk.InodeRef, from uint64, n int, fn func(*DirEntry)) (uint64, error) {
 	count := 0
-	err = inode.ReadDir(t, dir.ino, from, func(e inode.DirEntry) bool {
+	return f.e.ReadDir(dir, from, func(e inode.DirEntry, target ondisk.InodeRef, err error) bool {
 		if n >= 0 && count >= n {
 			return false
 		}
-		d := &DirEntry{fs: f, dir: dir, e: e}
-		d.target, d.err = f.child(dir, e)
-		fn(d)
+		fn(&DirEntry{fs: f, dir: dir, e: e, target: target, err: err})
 		count++
-		next = e.Index + 1
 		return true
-	}, func(err error) { f.warn(err.Error(), "skipped directory entry: "+err.Error()) })
-	return next, err
+	})
 }
 
 // Open opens the entry itself without a path lookup; a symlink is not

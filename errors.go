@@ -42,8 +42,6 @@ func pathErr(op, name string, err error) error {
 var (
 	errNotDir   = syscall.ENOTDIR
 	errIsDir    = syscall.EISDIR
-	errLoop     = syscall.ELOOP
-	errNoData   = syscall.ENXIO
 	errNotLink  = syscall.EINVAL
 	errBadWhere = syscall.EINVAL
 )

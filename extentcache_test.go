@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
@@ -90,7 +91,7 @@ func TestExtentCacheKernelOneExtent(t *testing.T) {
 	}
 	exec.Command("sync").Run()
 	testutil.Unmount(t, mnt)
-	testutil.CheckImage(t, img)
+	checktest.Image(t, img)
 	items := testimg.DumpTreeCount(t, img, "fs", "EXTENT_DATA")
 	t.Logf("dump-tree: %d EXTENT_DATA item(s)", items)
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gobtrfs/gobtrfs/internal/extentmap"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -23,7 +23,7 @@ const (
 type File struct {
 	fs    *FS
 	name  string
-	n     node
+	n     ondisk.InodeRef
 	inode item.InodeItem
 
 	mu      sync.Mutex
@@ -47,11 +47,9 @@ var (
 	_ io.Seeker      = (*File)(nil)
 )
 
-func (f *FS) newFile(name string, n node, x item.InodeItem) *File {
+func (f *FS) newFile(name string, n ondisk.InodeRef, x item.InodeItem) *File {
 	return &File{fs: f, name: name, n: n, inode: x}
 }
-
-func (f *File) id() extentmap.InodeID { return extentmap.InodeID{Subvol: f.n.subvol, Ino: f.n.ino} }
 
 func (f *File) isDir() bool { return f.inode.Mode&item.SIFMT == item.SIFDIR }
 
@@ -94,7 +92,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	if int64(len(p)) > size-off {
 		want = p[:size-off]
 	}
-	n, err := f.fs.readData(f.n, &f.inode, want, uint64(off))
+	n, err := f.fs.e.ReadData(f.n, &f.inode, want, uint64(off))
 	if err != nil {
 		return n, pathErr("read", f.name, err)
 	}
@@ -184,28 +182,7 @@ func (f *File) SeekData(off int64) (int64, error) { return f.seekDataHole(off, t
 func (f *File) SeekHole(off int64) (int64, error) { return f.seekDataHole(off, false) }
 
 func (f *File) seekDataHole(off int64, data bool) (int64, error) {
-	size := int64(f.inode.Size)
-	if off < 0 || off >= size || f.isDir() {
-		return 0, errNoData
-	}
-	for pos := uint64(off); pos < uint64(size); {
-		e, err := f.fs.mapping(f.n, pos)
-		if err != nil {
-			return 0, err
-		}
-		if e.End <= pos {
-			return 0, corruptf("%v: extent map [%d, %d) does not advance past %d", f.n, e.Start, e.End, pos)
-		}
-		isData := e.Kind == extentmap.Regular || e.Kind == extentmap.Inline
-		if isData == data {
-			return int64(pos), nil
-		}
-		pos = e.End
-	}
-	if data {
-		return 0, errNoData
-	}
-	return size, nil
+	return f.fs.e.SeekData(f.n, &f.inode, off, data)
 }
 
 // ReadDir reads the directory's entries in on-disk (index) order: up to n
@@ -236,7 +213,7 @@ func (f *File) ReadDir(n int) ([]fs.DirEntry, error) {
 }
 
 // CachedExtents returns how many extent mappings of this inode are cached.
-func (f *File) CachedExtents() int { return f.fs.extents.Entries(f.id()) }
+func (f *File) CachedExtents() int { return f.fs.e.Extents().Entries(f.n) }
 
 // Sys returns the file's *Stat.
 func (f *File) Sys() *Stat { return newStat(f.n, &f.inode) }

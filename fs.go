@@ -15,35 +15,24 @@ package gobtrfs
 
 import (
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/fsread"
+	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"io"
 	"io/fs"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
-	"github.com/gobtrfs/gobtrfs/internal/ctree"
-	"github.com/gobtrfs/gobtrfs/internal/datacsum"
-	"github.com/gobtrfs/gobtrfs/internal/extentmap"
-	"github.com/gobtrfs/gobtrfs/internal/fileread"
-	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
-// FS is an open btrfs filesystem presenting one subvolume as its root.
+// FS is an open btrfs filesystem presenting one subvolume as its root: the
+// io/fs door over the read engine (internal/fsread), which it reaches by
+// resolving paths to inodes.
 type FS struct {
-	info    *fsinfo.FSInfo
-	devs    []blockdev.Device // closed by Close (the log replay's overlay when there is one)
-	opts    Options
-	root    node
-	extents *extentmap.Cache
-	csums   *datacsum.Tree   // nil without a csum tree
-	data    *fileread.Engine // reads file extents: verified, other copy tried, cached
-	warned  sync.Map         // warnings already given, by text key
-	opened  time.Time
-
-	treesMu sync.Mutex
-	trees   map[ondisk.ObjectID]*ctree.Tree
+	e    *fsread.Engine
+	opts Options
+	root ondisk.InodeRef
 }
 
 var (
@@ -61,7 +50,8 @@ func Open(path string, opts *Options) (*FS, error) { return OpenDevices([]string
 // filesystem's device list by its superblock (fsid, devid, uuid). A
 // missing device is named in a warning; what has a copy on the devices
 // given reads as usual (a RAID1 with one device missing reads in full) and
-// what has none fails with an error naming the missing device.
+// what has none fails with an error naming the missing device
+// (errors.Is(err, ErrMissingDevice)).
 func OpenDevices(paths []string, opts *Options) (*FS, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("open: no device given")
@@ -105,74 +95,47 @@ func openDevices(devs []blockdev.Device, names []string, opts *Options) (*FS, er
 	if opts != nil {
 		o = *opts
 	}
-	info, err := fsinfo.OpenDevices(devs, fsinfo.Options{ReadOnly: true, SuperMirror: o.SuperMirror,
-		CacheBytes: o.TreeCacheBytes, Warn: o.Warn, DeviceNames: names})
+	eo := o.engine()
+	eo.DeviceNames = names
+	e, err := fsread.OpenDevices(devs, eo)
 	if err != nil {
 		return nil, err
 	}
-	if info.Super.LogRoot != 0 {
-		info, devs = replayLog(info, devs, o) // in memory; the image is not written
-	}
-	f := &FS{info: info, devs: devs, opts: o, trees: map[ondisk.ObjectID]*ctree.Tree{},
-		extents: extentmap.New(o.ExtentCacheBytes), opened: time.Now()}
-	f.data = fileread.New(info.R, fileread.Options{Cache: true, Warn: o.Warn})
-	if t, err := info.Tree(ondisk.CsumTreeObjectID); err == nil {
-		f.csums = &datacsum.Tree{T: t, SectorSize: info.Super.SectorSize, Type: info.Csum}
-	} else if !o.NoVerifyDataCsum {
-		f.warn("no csum tree", fmt.Sprintf("no csum tree (%v): data is not verified", err))
-	}
-	id, err := f.pickRoot()
-	if err != nil {
-		return nil, err
-	}
-	if _, err := f.tree(id); err != nil {
-		return nil, fmt.Errorf("open subvolume %d: %w", id, err)
-	}
-	f.root = node{subvol: id, ino: ondisk.FirstFreeObjectID}
-	return f, nil
+	return &FS{e: e, opts: o, root: e.Root()}, nil
 }
 
-// Close releases the image (every device).
-func (f *FS) Close() error {
-	var first error
-	for _, d := range f.devs {
-		if err := d.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+// engine returns the options of the read engine.
+func (o *Options) engine() fsread.Options {
+	return fsread.Options{NoVerifyDataCsum: o.NoVerifyDataCsum, SuperMirror: o.SuperMirror, Warn: o.Warn,
+		ExtentCacheBytes: o.ExtentCacheBytes, TreeCacheBytes: o.TreeCacheBytes, SubvolID: o.SubvolID,
+		Subvol: o.Subvol, NoLogReplay: o.NoLogReplay}
 }
+
+// Close releases the image.
+func (f *FS) Close() error { return f.e.Close() }
 
 // warn reports msg once per key.
-func (f *FS) warn(key, msg string) {
-	if _, dup := f.warned.LoadOrStore(key, true); dup {
-		return
-	}
-	if f.opts.Warn != nil {
-		f.opts.Warn(msg)
-	}
-}
+func (f *FS) warn(key, msg string) { f.e.Warn(key, msg) }
 
 // Warnings returns the notices the open collected (mirror fallbacks and the like).
-func (f *FS) Warnings() []string { return f.info.Warnings() }
+func (f *FS) Warnings() []string { return f.e.Info().Warnings() }
 
 // SectorSize is the filesystem's sector size.
-func (f *FS) SectorSize() uint32 { return f.info.Super.SectorSize }
+func (f *FS) SectorSize() uint32 { return f.e.SectorSize() }
 
-// tree returns the B-tree of subvolume id, cached.
-func (f *FS) tree(id ondisk.ObjectID) (*ctree.Tree, error) {
-	f.treesMu.Lock()
-	t := f.trees[id]
-	f.treesMu.Unlock()
-	if t != nil {
-		return t, nil
-	}
-	t, err := f.info.Tree(id)
-	if err != nil {
-		return nil, err
-	}
-	f.treesMu.Lock()
-	f.trees[id] = t
-	f.treesMu.Unlock()
-	return t, nil
+// The engine's inode-level reads, as the door's methods use them.
+func (f *FS) inode(n ondisk.InodeRef) (item.InodeItem, error) { return f.e.Inode(n) }
+
+func (f *FS) checkLink(dir ondisk.InodeRef, e inode.DirEntry, target ondisk.InodeRef, x *item.InodeItem) error {
+	return f.e.CheckLink(dir, e, target, x)
 }
+
+func (f *FS) lookupEntry(dir ondisk.InodeRef, name string) (inode.DirEntry, ondisk.InodeRef, error) {
+	return f.e.Lookup(dir, name)
+}
+
+func (f *FS) readlink(n ondisk.InodeRef, x *item.InodeItem) (string, error) {
+	return f.e.Readlink(n, x)
+}
+
+func (f *FS) nodeXattrs(n ondisk.InodeRef) ([]inode.Xattr, error) { return f.e.Xattrs(n) }

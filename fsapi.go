@@ -97,26 +97,6 @@ func (f *FS) ReadLink(name string) (string, error) {
 	return target, nil
 }
 
-// readlink reads the target of symlink n.
-func (f *FS) readlink(n node, x *item.InodeItem) (string, error) {
-	t, err := f.tree(n.subvol)
-	if err != nil {
-		return "", err
-	}
-	e, err := inode.SymlinkTarget(t, n.ino)
-	if err != nil {
-		return "", err
-	}
-	data, err := f.inlineData(n, &e.FileExtentItem)
-	if err != nil {
-		return "", err
-	}
-	if x.Size < uint64(len(data)) {
-		data = data[:x.Size]
-	}
-	return string(data), nil
-}
-
 // ListXattr returns the names of name's extended attributes (not following
 // a final symlink, like llistxattr).
 func (f *FS) ListXattr(name string) ([]string, error) {
@@ -140,14 +120,7 @@ func (f *FS) GetXattr(name, attr string) ([]byte, error) {
 	if err != nil {
 		return nil, pathErr("getxattr", name, err)
 	}
-	if r.n.empty {
-		return nil, pathErr("getxattr", name, fs.ErrNotExist)
-	}
-	t, err := f.tree(r.n.subvol)
-	if err != nil {
-		return nil, pathErr("getxattr", name, err)
-	}
-	v, err := inode.GetXattr(t, r.n.ino, attr)
+	v, err := f.e.GetXattr(r.n, attr)
 	if err != nil {
 		return nil, pathErr("getxattr", name, err)
 	}
@@ -181,15 +154,4 @@ func (f *FS) xattrs(name string) ([]inode.Xattr, error) {
 		return nil, err
 	}
 	return f.nodeXattrs(r.n)
-}
-
-func (f *FS) nodeXattrs(n node) ([]inode.Xattr, error) {
-	if n.empty {
-		return nil, nil
-	}
-	t, err := f.tree(n.subvol)
-	if err != nil {
-		return nil, err
-	}
-	return inode.Xattrs(t, n.ino)
 }

@@ -14,16 +14,16 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/csum"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 	"github.com/gobtrfs/gobtrfs/internal/treelog"
+	"golang.org/x/sys/unix"
 )
 
 // logCase is a kernel crash image with a pending log tree: prep is run and
@@ -153,7 +153,7 @@ func runLogCase(t *testing.T, c logCase) {
 
 // compareReplay checks our replays of crash against the kernel's.
 func compareReplay(t *testing.T, crash string) {
-	testutil.CheckImage(t, crash) // btrfs-progs accepts the pending log as it is
+	checktest.Image(t, crash) // btrfs-progs accepts the pending log as it is
 	// The kernel's replay is the expected view.
 	oracle := copyImage(t, crash, "oracle")
 	want := kernelView(t, oracle, "")
@@ -202,7 +202,7 @@ func compareReplay(t *testing.T, crash string) {
 	if lr := logRoot(t, rwImg); lr != "0" {
 		t.Errorf("after OpenRW the log root is still %s", lr)
 	}
-	testutil.CheckImage(t, rwImg)
+	checktest.Image(t, rwImg)
 	if n := ourCheckErrors(t, rwImg); n != 0 {
 		t.Errorf("our checker finds %d errors after our replay", n)
 	}
@@ -453,7 +453,7 @@ func TestLogRootNotALogTree(t *testing.T) {
 	if !errors.Is(err, diskio.ErrCorrupt) || !strings.Contains(err.Error(), "log tree") {
 		t.Errorf("OpenRW: %v: want a corruption error naming the log tree", err)
 	}
-	testutil.CheckImage(t, img, "--super", "1") // the image itself was not written
+	testutil.CheckImage(t, img, "--super", "1") // the image itself was not written (btrfs check of the mirror: the primary points at a bogus log root)
 }
 
 // TestKernelLogReplayRandom runs random operations with random fsyncs on a
@@ -622,8 +622,8 @@ func TestKernelLogReplayMutations(t *testing.T) {
 		if err := rw.Close(); err != nil {
 			t.Logf("close: %v", err)
 		}
-		out, _ := exec.Command("btrfs", "check", "--readonly", img).CombinedOutput()
-		t.Logf("run %d: replayed; btrfs check: %d problem lines", i, len(testutil.ProblemLines(string(out), img)))
+		r, _ := testutil.ProgsCheck(img)
+		t.Logf("run %d: replayed; btrfs check: %d problem lines", i, len(r.Problems))
 		os.Remove(img)
 	}
 }

@@ -3,110 +3,65 @@ package gobtrfs
 import (
 	"io/fs"
 	"path"
-	"strings"
 
 	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/namei"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
-// maxSymlinks bounds symlink expansion in one lookup, as Linux's MAXSYMLINKS.
-const maxSymlinks = 40
-
 // resolved is the result of a path walk.
 type resolved struct {
-	n     node
+	n     ondisk.InodeRef
 	inode item.InodeItem
 	name  string // base name for FileInfo
 }
 
-type walkStep struct {
-	n     node
-	inode item.InodeItem
-}
-
-// resolve walks name from the root. Symlinks in the middle are always
-// followed; a final one only if follow. Absolute symlink targets restart at
-// this FS's root and ".." never climbs above it. The walk keeps the stack of
-// (subvolume, inode) pairs it came through, so ".." after entering a
-// subvolume returns to the directory that linked it.
+// resolve walks name from this FS's root by internal/namei's rules: symlinks
+// in the middle are always followed, a final one only if follow; absolute
+// symlink targets restart at this FS's root and ".." never climbs above it.
 func (f *FS) resolve(name string, follow bool) (resolved, error) {
 	if !fs.ValidPath(name) {
 		return resolved{}, fs.ErrInvalid
 	}
-	rootInode, err := f.inode(f.root)
+	n, x, err := namei.Resolve(&walker{f: f}, f.root, name, follow)
 	if err != nil {
 		return resolved{}, err
 	}
-	stack := []walkStep{{f.root, rootInode}}
-	comps := splitPath(name)
-	links := 0
-	for len(comps) > 0 {
-		c := comps[0]
-		comps = comps[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			if len(stack) > 1 {
-				stack = stack[:len(stack)-1]
-			}
-			continue
-		}
-		cur := stack[len(stack)-1]
-		if cur.inode.Mode&item.SIFMT != item.SIFDIR {
-			return resolved{}, errNotDir
-		}
-		e, n, err := f.lookupEntry(cur.n, c)
-		if err != nil {
-			return resolved{}, err
-		}
-		x, err := f.inode(n)
-		if err == nil {
-			err = f.checkLink(cur.n, e, n, &x)
-		}
-		if err != nil {
-			return resolved{}, err
-		}
-		if x.Mode&item.SIFMT == item.SIFLNK && (len(comps) > 0 || follow) {
-			if links++; links > maxSymlinks {
-				return resolved{}, errLoop
-			}
-			target, err := f.readlink(n, &x)
-			if err != nil {
-				return resolved{}, err
-			}
-			if strings.HasPrefix(target, "/") {
-				stack = stack[:1]
-			}
-			comps = append(splitPath(target), comps...)
-			continue
-		}
-		stack = append(stack, walkStep{n, x})
-	}
-	top := stack[len(stack)-1]
-	return resolved{n: top.n, inode: top.inode, name: path.Base(name)}, nil
+	return resolved{n: n, inode: x, name: path.Base(name)}, nil
 }
 
-func splitPath(p string) []string {
-	if p == "." || p == "" {
-		return nil
-	}
-	return strings.Split(p, "/")
+// walker is an FS as namei walks it. It keeps the entry of its last lookup,
+// which CheckLink needs.
+type walker struct {
+	f    *FS
+	dir  ondisk.InodeRef
+	last inode.DirEntry
 }
 
-// lookupEntry finds name in directory dir: the entry and the node it names.
-func (f *FS) lookupEntry(dir node, name string) (inode.DirEntry, node, error) {
-	if dir.empty {
-		return inode.DirEntry{}, node{}, fs.ErrNotExist
-	}
-	t, err := f.tree(dir.subvol)
+func (w *walker) Stat(n ondisk.InodeRef) (item.InodeItem, error) { return w.f.inode(n) }
+
+func (w *walker) Lookup(dir ondisk.InodeRef, name string) (ondisk.InodeRef, item.InodeItem, error) {
+	e, n, err := w.f.lookupEntry(dir, name)
 	if err != nil {
-		return inode.DirEntry{}, node{}, err
+		return n, item.InodeItem{}, err
 	}
-	e, err := inode.Lookup(t, dir.ino, name)
-	if err != nil {
-		return inode.DirEntry{}, node{}, err
+	w.dir, w.last = dir, e
+	x, err := w.f.inode(n)
+	return n, x, err
+}
+
+func (w *walker) CheckLink(dir ondisk.InodeRef, name string, target ondisk.InodeRef, x *item.InodeItem) error {
+	e := w.last
+	if w.dir != dir || e.Name != name {
+		var err error
+		if e, _, err = w.f.lookupEntry(dir, name); err != nil {
+			return err
+		}
 	}
-	n, err := f.child(dir, e)
-	return e, n, err
+	return w.f.checkLink(dir, e, target, x)
+}
+
+func (w *walker) Readlink(n ondisk.InodeRef, x *item.InodeItem) (string, error) {
+	return w.f.readlink(n, x)
 }

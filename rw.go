@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/namei"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -59,7 +59,7 @@ func OpenRW(path string, opts *RWOptions) (*RW, error) {
 		return nil, err
 	}
 	if opts.CommitInterval > 0 {
-		f.T.StartCommitTimer(opts.CommitInterval)
+		f.StartCommitTimer(opts.CommitInterval)
 	}
 	return &RW{f: f}, nil
 }
@@ -74,91 +74,14 @@ func pathError(op, name string, err error) error {
 	return &fs.PathError{Op: op, Path: name, Err: err}
 }
 
-// split cleans name into its parts ("" and "/" are the top directory).
-func split(name string) []string {
-	c := path.Clean("/" + name)
-	if c == "/" {
-		return nil
-	}
-	return strings.Split(c[1:], "/")
-}
-
-// resolve walks parts from the top directory, following symlinks in all but
-// the last component (and in the last when follow is set).
-func (w *RW) resolve(parts []string, follow bool, depth int) (fsops.ID, item.InodeItem, error) {
-	if depth > 40 {
-		return fsops.ID{}, item.InodeItem{}, syscall.ELOOP
-	}
-	cur := fsops.TopLevel
-	x, err := w.f.Stat(cur)
-	if err != nil {
-		return cur, x, err
-	}
-	for i, p := range parts {
-		if x.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-			return cur, x, syscall.ENOTDIR
-		}
-		switch p {
-		case ".":
-			continue
-		case "..":
-			if cur, err = w.f.Parent(cur); err != nil {
-				return cur, x, err
-			}
-			if x, err = w.f.Stat(cur); err != nil {
-				return cur, x, err
-			}
-			continue
-		}
-		next, nx, err := w.f.Lookup(cur, p)
-		if err != nil {
-			return cur, x, err
-		}
-		last := i == len(parts)-1
-		if nx.Mode&syscall.S_IFMT == syscall.S_IFLNK && (!last || follow) {
-			target, err := w.f.Readlink(next)
-			if err != nil {
-				return next, nx, err
-			}
-			var tparts []string
-			if strings.HasPrefix(target, "/") {
-				tparts = split(target)
-			} else {
-				tparts = append(append([]string{}, parts[:i]...), split(target)...)
-			}
-			rest := append(tparts, parts[i+1:]...)
-			return w.resolve(rest, follow, depth+1)
-		}
-		if nx.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-			// a directory is entered only through its one link: a crafted
-			// entry naming an ancestor cannot make a walk (RemoveAll) loop
-			if err := w.f.CheckLink(cur, p, next); err != nil {
-				return next, nx, err
-			}
-		}
-		cur, x = next, nx
-	}
-	return cur, x, nil
-}
-
 // parent resolves the directory holding name and returns the last component.
-func (w *RW) parent(name string) (fsops.ID, string, error) {
-	parts := split(name)
-	if len(parts) == 0 {
-		return fsops.ID{}, "", syscall.EEXIST
-	}
-	dir, x, err := w.resolve(parts[:len(parts)-1], true, 0)
-	if err != nil {
-		return dir, "", err
-	}
-	if x.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-		return dir, "", syscall.ENOTDIR
-	}
-	return dir, parts[len(parts)-1], nil
+func (w *RW) parent(name string) (ondisk.InodeRef, string, error) {
+	return w.f.ResolveParent(name)
 }
 
-func (w *RW) lookup(name string, follow bool) (fsops.ID, item.InodeItem, error) {
-	return w.resolve(split(name), follow, 0)
+// lookup resolves name (paths are walked by internal/namei's rules).
+func (w *RW) lookup(name string, follow bool) (ondisk.InodeRef, item.InodeItem, error) {
+	return w.f.Resolve(name, follow)
 }
 
 // Mkdir makes a directory.
@@ -175,7 +98,7 @@ func (w *RW) Mkdir(name string, perm fs.FileMode) error {
 
 // MkdirAll makes a directory and any missing parents.
 func (w *RW) MkdirAll(name string, perm fs.FileMode) error {
-	parts := split(name)
+	parts := namei.Split(strings.TrimRight(name, "/"))
 	for i := range parts {
 		p := "/" + strings.Join(parts[:i+1], "/")
 		if _, x, err := w.lookup(p, true); err == nil {
@@ -207,7 +130,7 @@ func (w *RW) WriteFile(name string, data []byte, perm fs.FileMode) error {
 
 // openFile returns the regular file name, creating it when missing;
 // truncate empties an existing one.
-func (w *RW) openFile(name string, perm fs.FileMode, truncate bool) (fsops.ID, error) {
+func (w *RW) openFile(name string, perm fs.FileMode, truncate bool) (ondisk.InodeRef, error) {
 	id, x, err := w.lookup(name, true)
 	if errors.Is(err, syscall.ENOENT) {
 		dir, base, perr := w.parent(name)
@@ -292,7 +215,7 @@ func (w *RW) Symlink(target, newname string) error {
 func (w *RW) Link(oldname, newname string) error {
 	id, _, err := w.lookup(oldname, false)
 	if err == nil {
-		var dir fsops.ID
+		var dir ondisk.InodeRef
 		var base string
 		if dir, base, err = w.parent(newname); err == nil {
 			err = w.f.Link(id, dir, base)
@@ -305,10 +228,12 @@ func (w *RW) Link(oldname, newname string) error {
 }
 
 // Mknod makes a fifo, socket or device node (mode includes the type bits).
+// dev is the device number as btrfs stores it, major<<20 | minor (not the
+// stat(2) form of Stat.Rdev).
 func (w *RW) Mknod(name string, mode uint32, dev uint64) error {
 	dir, base, err := w.parent(name)
 	if err == nil {
-		_, err = w.f.Create(dir, base, mode, 0, 0, dev)
+		_, err = w.f.Create(dir, base, mode, 0, 0, ondisk.DevT(dev))
 	}
 	if err != nil {
 		return pathError("mknod", name, err)
@@ -319,7 +244,7 @@ func (w *RW) Mknod(name string, mode uint32, dev uint64) error {
 // Remove removes a file, an empty directory or an empty subvolume.
 func (w *RW) Remove(name string) error {
 	_, x, err := w.lookup(name, false)
-	var dir fsops.ID
+	var dir ondisk.InodeRef
 	var base string
 	if err == nil {
 		dir, base, err = w.parent(name)
@@ -338,7 +263,12 @@ func (w *RW) Remove(name string) error {
 }
 
 // RemoveAll removes name and everything below it (subvolumes included).
+// A name whose last component is "." or ".." is refused (EINVAL), as
+// os.RemoveAll refuses it.
 func (w *RW) RemoveAll(name string) error {
+	if parts := namei.Split(strings.TrimRight(name, "/")); len(parts) > 0 && (parts[len(parts)-1] == "." || parts[len(parts)-1] == "..") {
+		return pathError("remove", name, syscall.EINVAL)
+	}
 	id, x, err := w.lookup(name, false)
 	if errors.Is(err, syscall.ENOENT) {
 		return nil
@@ -352,7 +282,7 @@ func (w *RW) RemoveAll(name string) error {
 			return pathError("remove", name, err)
 		}
 		for _, e := range ents {
-			if err := w.RemoveAll(path.Join("/", name, e.Name)); err != nil {
+			if err := w.RemoveAll(strings.TrimRight(name, "/") + "/" + e.Name); err != nil {
 				return err
 			}
 		}
@@ -372,7 +302,7 @@ func (w *RW) RemoveAll(name string) error {
 
 func (w *RW) isSubvolume(name string) bool {
 	id, _, err := w.lookup(name, false)
-	return err == nil && id.Ino == fsops.RootDirIno && len(split(name)) > 0
+	return err == nil && id.Ino == fsops.RootDirIno && id != fsops.TopLevel
 }
 
 // Rename moves oldname to newname, replacing a file there (as rename(2)).
@@ -388,7 +318,7 @@ const (
 func (w *RW) RenameFlags(oldname, newname string, flags uint32) error {
 	sd, sb, err := w.parent(oldname)
 	if err == nil {
-		var dd fsops.ID
+		var dd ondisk.InodeRef
 		var db string
 		if dd, db, err = w.parent(newname); err == nil {
 			err = w.f.Rename(sd, sb, dd, db, flags)
@@ -469,7 +399,7 @@ const (
 func (w *RW) Clone(src string, srcOff int64, dst string, dstOff, length int64) error {
 	s, _, err := w.lookup(src, true)
 	if err == nil {
-		var d fsops.ID
+		var d ondisk.InodeRef
 		if d, err = w.openFile(dst, 0o644, false); err == nil {
 			err = w.f.Clone(s, uint64(srcOff), d, uint64(dstOff), uint64(length))
 		}
@@ -530,7 +460,7 @@ func (w *RW) Snapshot(src, name string, readonly bool) error {
 		err = fmt.Errorf("%s is not a subvolume", src)
 	}
 	if err == nil {
-		var dir fsops.ID
+		var dir ondisk.InodeRef
 		var base string
 		if dir, base, err = w.parent(name); err == nil {
 			_, err = w.f.Snapshot(ondisk.ObjectID(sid.Root), dir, base, readonly)

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
-	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 // TestRWFsync: RW.Fsync of a committed file writes the log tree (super
@@ -82,5 +82,5 @@ func TestRWFsync(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	testutil.CheckImage(t, img, "--check-data-csum")
+	checktest.Image(t, img)
 }

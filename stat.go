@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -32,22 +33,15 @@ type Stat struct {
 }
 
 // Major returns the device's major number.
-func (s *Stat) Major() uint32 { return uint32((s.Rdev>>8)&0xfff) | uint32((s.Rdev>>32)&^0xfff) }
+func (s *Stat) Major() uint32 { return ondisk.DecodeDevT(s.Rdev).Major() }
 
 // Minor returns the device's minor number.
-func (s *Stat) Minor() uint32 { return uint32(s.Rdev&0xff) | uint32((s.Rdev>>12)&^0xff) }
+func (s *Stat) Minor() uint32 { return ondisk.DecodeDevT(s.Rdev).Minor() }
 
-// mkdev builds the stat(2) form of a device number (glibc's makedev).
-func mkdev(major, minor uint32) uint64 {
-	return uint64(major&0xfff)<<8 | uint64(major&^0xfff)<<32 | uint64(minor&0xff) | uint64(minor&^0xff)<<12
-}
-
-func newStat(n node, x *item.InodeItem) *Stat {
-	// the kernel's dev_t in the item: MINORBITS = 20
-	rdev := mkdev(uint32(x.Rdev>>20), uint32(x.Rdev&0xfffff))
+func newStat(n ondisk.InodeRef, x *item.InodeItem) *Stat {
 	return &Stat{
-		Ino: uint64(n.ino), Subvol: uint64(n.subvol), Nlink: x.NLink, UID: x.UID, GID: x.GID,
-		Rdev: rdev, Size: int64(x.Size), Blocks: int64(x.NBytes / 512), NBytes: x.NBytes,
+		Ino: uint64(n.Ino), Subvol: uint64(n.Root), Nlink: x.NLink, UID: x.UID, GID: x.GID,
+		Rdev: x.Rdev.Encode(), Size: int64(x.Size), Blocks: int64(x.NBytes / 512), NBytes: x.NBytes,
 		Mode: x.Mode, Flags: x.Flags, Generation: x.Generation, Transid: x.Transid,
 		Atime: x.Atime.Time(), Mtime: x.Mtime.Time(), Ctime: x.Ctime.Time(), Otime: x.Otime.Time(),
 	}
@@ -66,7 +60,7 @@ func (fi *fileInfo) ModTime() time.Time { return fi.st.Mtime }
 func (fi *fileInfo) IsDir() bool        { return fi.st.Mode&item.SIFMT == item.SIFDIR }
 func (fi *fileInfo) Sys() any           { return fi.st }
 
-func (f *FS) statNode(name string, n node) (*fileInfo, error) {
+func (f *FS) statNode(name string, n ondisk.InodeRef) (*fileInfo, error) {
 	x, err := f.inode(n)
 	if err != nil {
 		return nil, err

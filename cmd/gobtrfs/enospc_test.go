@@ -79,7 +79,6 @@ func TestPutRmFullImage(t *testing.T) {
 	if !strings.Contains(msg, "/src/dir/big") || !strings.Contains(msg, "no space left on device") {
 		t.Fatalf("put error %q does not name /src/dir/big and ENOSPC", msg)
 	}
-	wtCheckImage(t, img)
 	checktest.Image(t, img)
 	for _, rel := range []string{"a", "b", "c"} {
 		if got := readImageFile(t, img, "/src/"+rel); !bytes.Equal(got, host[rel]) {
@@ -101,7 +100,7 @@ func TestPutRmFullImage(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "/more") {
 		t.Fatalf("put into the full image: %v, want ENOSPC naming /more", err)
 	}
-	wtCheckImage(t, img)
+	checktest.Image(t, img)
 
 	// rm works on the full image.
 	runW(t, img, rmMain, img, "/src/a", "/more")

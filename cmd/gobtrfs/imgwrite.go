@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"strings"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -61,92 +61,30 @@ func pathErr(p string, err error) error {
 	return fmt.Errorf("%s: %w", p, err)
 }
 
-// splitImagePath cleans an image path into its components.
-func splitImagePath(p string) []string {
-	c := path.Clean("/" + p)
-	if c == "/" {
-		return nil
-	}
-	return strings.Split(c[1:], "/")
-}
-
 // lookup resolves an image path, following symlinks in all but the last
-// component (and in the last too when follow is set).
-func (m *imgFS) lookup(p string, follow bool) (fsops.ID, item.InodeItem, error) {
-	id, x, err := m.walk(fsops.TopLevel, splitImagePath(p), follow, 0)
+// component (and in the last too when follow is set); paths are walked by
+// internal/namei's rules.
+func (m *imgFS) lookup(p string, follow bool) (ondisk.InodeRef, item.InodeItem, error) {
+	id, x, err := m.fs.Resolve(p, follow)
 	if err != nil {
 		return id, x, pathErr(p, err)
 	}
 	return id, x, nil
 }
 
-func (m *imgFS) walk(cur fsops.ID, parts []string, follow bool, depth int) (fsops.ID, item.InodeItem, error) {
-	x, err := m.fs.Stat(cur)
-	if err != nil {
-		return cur, x, err
-	}
-	for i, name := range parts {
-		if x.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-			return cur, x, syscall.ENOTDIR
-		}
-		switch name {
-		case ".":
-			continue
-		case "..":
-			if cur, err = m.fs.Parent(cur); err != nil {
-				return cur, x, err
-			}
-			if x, err = m.fs.Stat(cur); err != nil {
-				return cur, x, err
-			}
-			continue
-		}
-		next, nx, err := m.fs.Lookup(cur, name)
-		if err != nil {
-			return cur, x, err
-		}
-		last := i == len(parts)-1
-		if nx.Mode&syscall.S_IFMT == syscall.S_IFLNK && (!last || follow) {
-			if depth > 40 {
-				return cur, x, syscall.ELOOP
-			}
-			target, err := m.fs.Readlink(next)
-			if err != nil {
-				return cur, x, err
-			}
-			base := cur
-			if strings.HasPrefix(target, "/") {
-				base = fsops.TopLevel
-			}
-			rest := append(splitImagePath(target), parts[i+1:]...)
-			return m.walk(base, rest, follow, depth+1)
-		}
-		if nx.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-			// entered only through its one link (rm -r of a crafted loop ends)
-			if err := m.fs.CheckLink(cur, name, next); err != nil {
-				return next, nx, err
-			}
-		}
-		cur, x = next, nx
-	}
-	return cur, x, nil
-}
-
 // lookupParent resolves the directory that holds the last component of p
 // and returns it with that name.
-func (m *imgFS) lookupParent(p string) (fsops.ID, string, error) {
-	parts := splitImagePath(p)
-	if len(parts) == 0 {
-		return fsops.ID{}, "", fmt.Errorf("%s: the top-level directory has no parent", p)
+func (m *imgFS) lookupParent(p string) (ondisk.InodeRef, string, error) {
+	dir, name, err := m.fs.ResolveParent(p)
+	switch {
+	case err == nil:
+		return dir, name, nil
+	case name == "":
+		return dir, "", fmt.Errorf("%s: the top-level directory has no parent", p)
+	case name == "." || name == "..":
+		return dir, "", pathErr(p, err)
 	}
-	dir, x, err := m.walk(fsops.TopLevel, parts[:len(parts)-1], true, 0)
-	if err != nil {
-		return dir, "", pathErr(path.Dir(path.Clean("/"+p)), err)
-	}
-	if x.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-		return dir, "", pathErr(path.Dir(path.Clean("/"+p)), syscall.ENOTDIR)
-	}
-	return dir, parts[len(parts)-1], nil
+	return dir, "", pathErr(path.Dir(path.Clean("/"+p)), err)
 }
 
 func isDirMode(mode uint32) bool { return mode&syscall.S_IFMT == syscall.S_IFDIR }

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // TestKernelImageEditedByCommands: a kernel-made image changed by put, rm,
@@ -36,7 +36,7 @@ func TestKernelImageEditedByCommands(t *testing.T) {
 	testutil.Run(t, "btrfs", "subvolume", "create", filepath.Join(mnt, "sv"))
 	w("sv/inside", "in the subvolume")
 	testutil.Unmount(t, mnt)
-	wtCheckImage(t, img)
+	checktest.Image(t, img)
 
 	src := wtMakeSource(t)
 	runW(t, img, putMain, img, src, "/")
@@ -75,7 +75,7 @@ func TestKernelImageEditedByCommands(t *testing.T) {
 	}
 	os.RemoveAll(filepath.Join(mnt, "src/dir/deeper"))
 	testutil.Unmount(t, mnt)
-	wtCheckImage(t, img)
+	checktest.Image(t, img)
 	var out bytes.Buffer
 	if err := subvolumeMain([]string{"list", img}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "path sv-snap") {
 		t.Fatalf("subvolume list: %v\n%s", err, out.String())

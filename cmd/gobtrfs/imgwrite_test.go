@@ -14,26 +14,19 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gobtrfs/gobtrfs"
-
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
-// wtMkfsBtrfs makes an empty 512 MiB image with mkfs.btrfs.
+// wtMkfsBtrfs makes an empty 512 MiB image with mkfs.btrfs; the test ends
+// with checktest.Image of it.
 func wtMkfsBtrfs(t *testing.T, args ...string) string {
 	t.Helper()
 	img := filepath.Join(t.TempDir(), "img")
-	testutil.Mkfs(t, img, 512<<20, args...)
+	checktest.Mkfs(t, img, 512<<20, args...)
 	return img
-}
-
-// wtCheckImage runs btrfs check --readonly --check-data-csum and fails on
-// problem lines.
-func wtCheckImage(t *testing.T, img string) {
-	t.Helper()
-	testutil.CheckImage(t, img, "--check-data-csum")
 }
 
 // runW runs a write subcommand and checks the image afterwards.
@@ -43,7 +36,7 @@ func runW(t *testing.T, img string, main func([]string, io.Writer) error, args .
 	if err := main(args, &stderr); err != nil {
 		t.Fatalf("%v: %v\n%s", args, err, stderr.String())
 	}
-	wtCheckImage(t, img)
+	checktest.Image(t, img)
 }
 
 // wtMakeSource builds a host tree with every kind of file put must copy.
@@ -322,7 +315,7 @@ func TestWriteCommands(t *testing.T) {
 					t.Errorf("%v: error %v, want %q", c.args, err, c.want)
 				}
 			}
-			wtCheckImage(t, img)
+			checktest.Image(t, img)
 		})
 	}
 }

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // kernelEnv skips unless the test can make loop devices and mount btrfs.
@@ -210,7 +210,7 @@ func TestKernelSharedRefsDumpMatchesBtrfsProgs(t *testing.T) {
 	// already done by the time the pause arrives).
 	try(t, "btrfs", "balance", "start", "--bg", "--full-balance", mnt)
 	testutil.Unmount(t, mnt)
-	testutil.CheckImage(t, img)
+	checktest.Image(t, img)
 	decodeAllItems(t, img)
 	seen := map[string]int{}
 	for _, args := range [][]string{{"dump-tree"}, {"dump-tree", "-t", "extent"}} {
@@ -252,7 +252,7 @@ func TestKernelImageDumpMatchesBtrfsProgs(t *testing.T) {
 	testutil.Run(t, "cp", "--sparse=always", img, logImg)
 	testutil.Unmount(t, mnt)
 
-	testutil.CheckImage(t, img)
+	checktest.Image(t, img)
 	decodeAllItems(t, img)
 	seen := map[string]int{}
 	for _, args := range [][]string{
@@ -314,7 +314,7 @@ func TestKernelImageOldFormatsMatchBtrfsProgs(t *testing.T) {
 	if replaced {
 		target = img2
 	}
-	testutil.CheckImage(t, target)
+	checktest.Image(t, target)
 	decodeAllItems(t, target)
 	seen := map[string]int{}
 	for _, args := range [][]string{{"dump-super", "-f"}, {"dump-tree"}, {"dump-tree", "--dfs"}, {"dump-tree", "-d"}} {

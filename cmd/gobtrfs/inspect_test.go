@@ -12,11 +12,11 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // The tests below run `btrfs inspect-internal dump-super|dump-tree` and
@@ -239,7 +239,7 @@ func makeImage(t *testing.T, spec imageSpec, rng *mrand.Rand) string {
 	if len(spec.tune) > 0 {
 		testutil.Run(t, "btrfstune", append(append([]string{"-f"}, spec.tune...), img)...)
 	}
-	testutil.CheckImage(t, img)
+	checktest.Image(t, img)
 	return img
 }
 

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gobtrfs/gobtrfs"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // startMount runs `gobtrfs mount IMG DIR` in the foreground in a process of
@@ -109,5 +109,5 @@ func TestMountHoldsImage(t *testing.T) {
 		t.Errorf("second mount: %v\n%s", err, m2.out.String())
 	}
 	t.Logf("second mount said:\n%s", m2.out.String())
-	testutil.CheckImage(t, img, "--check-data-csum")
+	checktest.Image(t, img)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -128,7 +129,7 @@ func TestConcurrentWritersOneImage(t *testing.T) {
 			t.Errorf("%s: acknowledged write lost or damaged (%d bytes, want %d): %v", p, len(got), len(b), err)
 		}
 	}
-	testutil.CheckImage(t, img, "--check-data-csum")
+	checktest.Image(t, img)
 }
 
 // TestWriterRefusedBesideOpenRW: the library's OpenRW on an image another

@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/namei"
 )
 
 func init() {
@@ -64,22 +66,24 @@ func (m *imgFS) mkdir(p string, mode uint32, parents bool) error {
 		}
 		return nil
 	}
-	cur := fsops.TopLevel
 	sofar := ""
-	for _, name := range splitImagePath(p) {
+	for _, name := range namei.Split(strings.TrimRight(p, "/")) {
 		sofar += "/" + name
-		next, x, err := m.walk(cur, []string{name}, true, 0)
+		_, x, err := m.fs.Resolve(sofar, true)
 		if err == nil {
 			if !isDirMode(x.Mode) {
 				return pathErr(sofar, syscall.ENOTDIR)
 			}
-			cur = next
 			continue
 		}
 		if !errors.Is(err, syscall.ENOENT) {
 			return pathErr(sofar, err)
 		}
-		if cur, err = m.fs.Mkdir(cur, name, mode, uid, gid); err != nil {
+		dir, base, err := m.fs.ResolveParent(sofar)
+		if err == nil {
+			_, err = m.fs.Mkdir(dir, base, mode, uid, gid)
+		}
+		if err != nil {
 			return pathErr(sofar, err)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
-	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
 func mkfsCmd(t *testing.T, args ...string) (string, error) {
@@ -37,7 +37,7 @@ func TestMkfsNewFileDefaults(t *testing.T) {
 	if blocks := st.Sys().(*syscall.Stat_t).Blocks * 512; blocks > 16<<20 {
 		t.Errorf("new image has %d bytes allocated; want it sparse", blocks)
 	}
-	testutil.CheckImage(t, img)
+	checktest.Image(t, img)
 	if f := testimg.OpenFS(t, img); f.Super.TotalBytes != 1<<30 {
 		t.Errorf("total_bytes %d", f.Super.TotalBytes)
 	}
@@ -60,7 +60,7 @@ func TestMkfsRefusesExistingFilesystem(t *testing.T) {
 	if _, err := mkfsCmd(t, img, "-f", "-q", "-m", "single", "-L", "again", "-U", "01234567-89ab-cdef-0123-456789abcdef"); err != nil {
 		t.Fatal(err)
 	}
-	testutil.CheckImage(t, img)
+	checktest.Image(t, img)
 	f := testimg.OpenFS(t, img)
 	if f.Super.LabelString() != "again" || f.Super.FSID.String() != "01234567-89ab-cdef-0123-456789abcdef" {
 		t.Errorf("label %q fsid %v", f.Super.LabelString(), f.Super.FSID)
@@ -115,7 +115,7 @@ func TestMkfsGrowsFileAndFeatures(t *testing.T) {
 	if st, _ := os.Stat(img); st.Size() != 300<<20 {
 		t.Fatalf("image is %d bytes, want 300 MiB", st.Size())
 	}
-	testutil.CheckImage(t, img)
+	checktest.Image(t, img)
 	f := testimg.OpenFS(t, img)
 	if f.BlockGroupTreeID() != 11 || f.Super.NodeSize != 4096 || f.Csum.String() != "xxhash64" {
 		t.Errorf("bgt %d nodesize %d csum %v", f.BlockGroupTreeID(), f.Super.NodeSize, f.Csum)

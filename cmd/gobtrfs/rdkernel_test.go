@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gobtrfs/gobtrfs"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // TestKernelImage builds an image with the kernel (scripts/mkimages.sh:
@@ -275,7 +275,7 @@ func TestKernelExplicitHoles(t *testing.T) {
 	w("tail", 100000, 0)
 	exec.Command("sync").Run()
 	testutil.Unmount(t, mnt)
-	testutil.CheckImage(t, img)
+	checktest.Image(t, img)
 	if n := testimg.DumpTreeCount(t, img, "fs", "disk byte 0 nr 0"); n == 0 {
 		t.Fatal("no explicit hole extents in the image")
 	} else {

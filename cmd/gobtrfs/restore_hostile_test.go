@@ -21,13 +21,13 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gobtrfs/gobtrfs"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/gobtrfs/gobtrfs/internal/testimg/hostile"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // rdHostileTimeout bounds a restore of a tiny crafted image: it takes well
@@ -96,7 +96,7 @@ func rdCraft(t *testing.T, build func(w *gobtrfs.RW)) string {
 	rdMust(t, err)
 	build(w)
 	rdMust(t, w.Close())
-	testutil.CheckImage(t, img)
+	checktest.Image(t, img)
 	return img
 }
 
@@ -467,7 +467,7 @@ func TestRestoreDevicesSetuid(t *testing.T) {
 func TestRestoreDirCycle(t *testing.T) {
 	testutil.NeedProgs(t)
 	base := hostile.Build(t)
-	testutil.CheckImage(t, base.Path)
+	checktest.Image(t, base.Path)
 	for _, c := range []struct {
 		name  string
 		entry string // path of the damaged entry

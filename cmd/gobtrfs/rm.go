@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -78,7 +79,7 @@ func (m *imgFS) rm(p string, recursive bool) error {
 
 // removeTree removes directory id (called name in dir) with its contents; a
 // subvolume is deleted whole once the subvolumes inside it are gone.
-func (m *imgFS) removeTree(dir fsops.ID, name string, id fsops.ID, p string) error {
+func (m *imgFS) removeTree(dir ondisk.InodeRef, name string, id ondisk.InodeRef, p string) error {
 	if id.Root != dir.Root {
 		if err := m.removeNestedSubvols(id, p); err != nil {
 			return err
@@ -111,7 +112,7 @@ func (m *imgFS) removeTree(dir fsops.ID, name string, id fsops.ID, p string) err
 }
 
 // removeNestedSubvols deletes the subvolumes linked anywhere below dir.
-func (m *imgFS) removeNestedSubvols(dir fsops.ID, p string) error {
+func (m *imgFS) removeNestedSubvols(dir ondisk.InodeRef, p string) error {
 	ents, err := m.fs.ReadDir(dir)
 	if err != nil {
 		return pathErr(p, err)

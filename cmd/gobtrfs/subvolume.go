@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/namei"
 )
 
 func init() {
@@ -90,7 +92,7 @@ func (m *imgFS) subvolSnapshot(src, dst string, readonly bool) error {
 	}
 	if _, x, err := m.lookup(dst, true); err == nil && isDirMode(x.Mode) {
 		name := "top"
-		if parts := splitImagePath(src); len(parts) > 0 {
+		if parts := namei.Split(strings.TrimRight(src, "/")); len(parts) > 0 {
 			name = parts[len(parts)-1]
 		}
 		dst = dst + "/" + name

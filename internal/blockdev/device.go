@@ -1,5 +1,6 @@
-// Package blockdev reads and writes the device under the filesystem: a
-// file, memory, or a recording device for crash tests.
+// Package blockdev is the device under the filesystem: a file, memory, a
+// recording device for crash tests, or a faulty one that fails chosen
+// writes, flushes and reads for tests of error paths.
 package blockdev
 
 import (

@@ -107,3 +107,13 @@ func (o *Overlay) Close() error {
 	o.mu.Unlock()
 	return o.base.Close()
 }
+
+// EachPage calls fn with every page written to the overlay, in no
+// particular order (to copy the changes elsewhere). fn must not keep b.
+func (o *Overlay) EachPage(fn func(off int64, b []byte)) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	for pg, b := range o.pages {
+		fn(pg*overlayPage, b)
+	}
+}

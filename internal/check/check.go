@@ -84,6 +84,10 @@ func FSWith(fi *fsinfo.FSInfo, o Options) (*Report, error) {
 	return devices(devs, names, o)
 }
 
+// Device checks the filesystem on dev, read afresh with its own block
+// cache (as FS does for fi.Dev).
+func Device(dev blockdev.Device, o Options) (*Report, error) { return device(dev, o) }
+
 // device checks the single-device filesystem on dev.
 func device(dev blockdev.Device, o Options) (*Report, error) {
 	return devices([]blockdev.Device{dev}, nil, o)

@@ -98,12 +98,13 @@ func (c *checker) checkDevItems() {
 			bad("bytes_used %d exceeds total_bytes %d", di.dev.BytesUsed, di.dev.TotalBytes)
 		}
 		m := c.fi.Devices.Member(di.dev.DevID)
-		// the metadata_uuid when it is set (btrfstune -m changes only the
-		// fsid), or a seed's fsid: a seed device given (its own superblock
-		// says so) or missing (said by a warning); mirrors read_one_dev
+		// with METADATA_UUID the dev items keep the metadata fsid (the
+		// kernel's read_one_dev looks the device up by it); a seed's keep
+		// the seed's: a seed device given (its own superblock says so) or
+		// missing (said by a warning)
 		seed := (m != nil && m.Seed && m.Super.MetadataFSID() == di.dev.FSID) || (m == nil && c.fi.Super.NumDevices > 1)
 		if want := c.sb.MetadataFSID(); di.dev.FSID != want && !seed {
-			bad("dev item fsid %v, superblock fsid %v", di.dev.FSID, want)
+			bad("dev item fsid %v, superblock (metadata) fsid %v", di.dev.FSID, want)
 		}
 		if m != nil {
 			if size := uint64(m.Dev.Size()); di.dev.TotalBytes > size {

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // chunk is how much file data one write carries.
@@ -39,16 +40,16 @@ func isDirMode(mode uint32) bool { return mode&syscall.S_IFMT == syscall.S_IFDIR
 // symlinks, fifos, sockets, device nodes and holes.
 type Copier struct {
 	fs    *fsops.FS
-	links map[[2]uint64]fsops.ID // host (dev, ino) -> image inode
+	links map[[2]uint64]ondisk.InodeRef // host (dev, ino) -> image inode
 }
 
 // New returns a Copier writing into fs.
 func New(fs *fsops.FS) *Copier {
-	return &Copier{fs: fs, links: map[[2]uint64]fsops.ID{}}
+	return &Copier{fs: fs, links: map[[2]uint64]ondisk.InodeRef{}}
 }
 
 // CopyContents copies the entries of host directory src into dir.
-func (c *Copier) CopyContents(src string, dir fsops.ID, ipath string) error {
+func (c *Copier) CopyContents(src string, dir ondisk.InodeRef, ipath string) error {
 	ents, err := os.ReadDir(src)
 	if err != nil {
 		return err
@@ -63,7 +64,7 @@ func (c *Copier) CopyContents(src string, dir fsops.ID, ipath string) error {
 }
 
 // CopyIn copies host path src as name in image directory dir.
-func (c *Copier) CopyIn(src string, dir fsops.ID, name, ipath string) error {
+func (c *Copier) CopyIn(src string, dir ondisk.InodeRef, name, ipath string) error {
 	fs := c.fs
 	var st unix.Stat_t
 	if err := unix.Lstat(src, &st); err != nil {
@@ -92,7 +93,7 @@ func (c *Copier) CopyIn(src string, dir fsops.ID, name, ipath string) error {
 			return nil
 		}
 	}
-	var id fsops.ID
+	var id ondisk.InodeRef
 	switch typ {
 	case unix.S_IFDIR:
 		if id, err = fs.Mkdir(dir, name, st.Mode&0o7777, st.Uid, st.Gid); err != nil {
@@ -115,8 +116,7 @@ func (c *Copier) CopyIn(src string, dir fsops.ID, name, ipath string) error {
 			return pathErr(ipath, err)
 		}
 	case unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFCHR, unix.S_IFBLK:
-		rdev := uint64(unix.Major(st.Rdev))<<20 | uint64(unix.Minor(st.Rdev))
-		if id, err = fs.Create(dir, name, st.Mode, st.Uid, st.Gid, rdev); err != nil {
+		if id, err = fs.Create(dir, name, st.Mode, st.Uid, st.Gid, ondisk.DecodeDevT(st.Rdev)); err != nil {
 			return pathErr(ipath, err)
 		}
 	default:
@@ -130,7 +130,7 @@ func (c *Copier) CopyIn(src string, dir fsops.ID, name, ipath string) error {
 
 // copyDir copies a directory's entries, then its attributes (so that the
 // entries do not change its times afterwards).
-func (c *Copier) copyDir(src string, id fsops.ID, ipath string, st *unix.Stat_t) error {
+func (c *Copier) copyDir(src string, id ondisk.InodeRef, ipath string, st *unix.Stat_t) error {
 	if err := c.CopyContents(src, id, ipath); err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (c *Copier) copyDir(src string, id fsops.ID, ipath string, st *unix.Stat_t)
 }
 
 // copyData copies the data segments of a host file, leaving its holes as holes.
-func (c *Copier) copyData(src string, id fsops.ID, ipath string, size int64) error {
+func (c *Copier) copyData(src string, id ondisk.InodeRef, ipath string, size int64) error {
 	f, err := os.Open(src)
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func noSpaceErr(ipath string, err error, copied, size int64) error {
 }
 
 // CopyMeta copies xattrs, then mode, owner and times.
-func (c *Copier) CopyMeta(src string, id fsops.ID, ipath string, st *unix.Stat_t) error {
+func (c *Copier) CopyMeta(src string, id ondisk.InodeRef, ipath string, st *unix.Stat_t) error {
 	names, err := listXattrs(src)
 	if err != nil {
 		return err

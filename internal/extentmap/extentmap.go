@@ -73,15 +73,8 @@ const entryOverhead = 160
 
 func (e *Extent) cost() int64 { return entryOverhead + int64(len(e.Inline)) }
 
-// InodeID names an inode across subvolumes: every subvolume root is inode
-// 256, so an inode number alone is ambiguous.
-type InodeID struct {
-	Subvol ondisk.ObjectID
-	Ino    ondisk.ObjectID
-}
-
 type entry struct {
-	id  InodeID
+	id  ondisk.InodeRef
 	ext Extent
 	el  *list.Element
 }
@@ -107,7 +100,7 @@ type Cache struct {
 	maxBytes int64
 	bytes    int64
 	count    int
-	inodes   map[InodeID]*inodeMap
+	inodes   map[ondisk.InodeRef]*inodeMap
 	lru      *list.List // front = most recently used; values are *entry
 
 	hits, misses, evictions atomic.Int64
@@ -121,11 +114,11 @@ func New(maxBytes int64) *Cache {
 	if maxBytes <= 0 {
 		maxBytes = DefaultBytes
 	}
-	return &Cache{maxBytes: maxBytes, inodes: map[InodeID]*inodeMap{}, lru: list.New()}
+	return &Cache{maxBytes: maxBytes, inodes: map[ondisk.InodeRef]*inodeMap{}, lru: list.New()}
 }
 
 // Lookup returns the cached extent of id containing off, counting a hit or a miss.
-func (c *Cache) Lookup(id InodeID, off uint64) (Extent, bool) {
+func (c *Cache) Lookup(id ondisk.InodeRef, off uint64) (Extent, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m := c.inodes[id]; m != nil {
@@ -143,7 +136,7 @@ func (c *Cache) Lookup(id InodeID, off uint64) (Extent, bool) {
 // Insert caches extents of id. An extent overlapping cached ones replaces
 // them (the on-disk map is the truth; a reader racing another may insert the
 // same extent twice, which leaves one entry).
-func (c *Cache) Insert(id InodeID, exts ...Extent) {
+func (c *Cache) Insert(id ondisk.InodeRef, exts ...Extent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.inodes[id]
@@ -160,7 +153,7 @@ func (c *Cache) Insert(id InodeID, exts ...Extent) {
 	c.evictLocked()
 }
 
-func (c *Cache) insertLocked(id InodeID, m *inodeMap, x Extent) {
+func (c *Cache) insertLocked(id ondisk.InodeRef, m *inodeMap, x Extent) {
 	// first entry ending after x.Start
 	i := sort.Search(len(m.entries), func(i int) bool { return m.entries[i].ext.End > x.Start })
 	j := i
@@ -206,7 +199,7 @@ func (c *Cache) evictLocked() {
 }
 
 // Drop forgets every mapping of id (the writer calls it when the file changes).
-func (c *Cache) Drop(id InodeID) {
+func (c *Cache) Drop(id ondisk.InodeRef) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.inodes[id]
@@ -239,7 +232,7 @@ func (c *Cache) Stats() Stats {
 }
 
 // Entries returns how many extents of id are cached.
-func (c *Cache) Entries(id InodeID) int {
+func (c *Cache) Entries(id ondisk.InodeRef) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m := c.inodes[id]; m != nil {
@@ -249,10 +242,10 @@ func (c *Cache) Entries(id InodeID) int {
 }
 
 // InodeEntries returns the entry count of every cached inode.
-func (c *Cache) InodeEntries() map[InodeID]int {
+func (c *Cache) InodeEntries() map[ondisk.InodeRef]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[InodeID]int, len(c.inodes))
+	out := make(map[ondisk.InodeRef]int, len(c.inodes))
 	for id, m := range c.inodes {
 		out[id] = len(m.entries)
 	}

@@ -20,7 +20,7 @@ func ext(start, end uint64) Extent {
 
 func TestWholeExtentReuse(t *testing.T) {
 	c := New(0)
-	id := InodeID{5, 257}
+	id := ondisk.InodeRef{Root: 5, Ino: 257}
 	const size = 32 << 20
 	r := rng(t)
 	for i := 0; i < 10000; i++ {
@@ -40,7 +40,7 @@ func TestWholeExtentReuse(t *testing.T) {
 
 func TestInsertReplacesOverlap(t *testing.T) {
 	c := New(0)
-	id := InodeID{5, 257}
+	id := ondisk.InodeRef{Root: 5, Ino: 257}
 	c.Insert(id, ext(0, 4096), ext(4096, 8192), ext(8192, 12288))
 	c.Insert(id, ext(2048, 10000))
 	if n := c.Entries(id); n != 1 {
@@ -60,9 +60,9 @@ func TestInsertReplacesOverlap(t *testing.T) {
 
 func TestSubvolumesDistinct(t *testing.T) {
 	c := New(0)
-	c.Insert(InodeID{5, 256}, ext(0, 10))
-	c.Insert(InodeID{257, 256}, ext(0, 20))
-	if e, _ := c.Lookup(InodeID{257, 256}, 0); e.End != 20 {
+	c.Insert(ondisk.InodeRef{Root: 5, Ino: 256}, ext(0, 10))
+	c.Insert(ondisk.InodeRef{Root: 257, Ino: 256}, ext(0, 20))
+	if e, _ := c.Lookup(ondisk.InodeRef{Root: 257, Ino: 256}, 0); e.End != 20 {
 		t.Fatalf("subvolume 257 inode 256 got %+v", e)
 	}
 	if st := c.Stats(); st.Inodes != 2 {
@@ -75,7 +75,7 @@ func TestLRUBound(t *testing.T) {
 	c := New(budget)
 	r := rng(t)
 	for i := 0; i < 5000; i++ {
-		id := InodeID{5, 256 + uint64ToID(r.Intn(50))}
+		id := ondisk.InodeRef{Root: 5, Ino: 256 + uint64ToID(r.Intn(50))}
 		s := uint64(r.Intn(1000)) * 4096
 		c.Insert(id, ext(s, s+4096))
 		if st := c.Stats(); st.Bytes > budget {
@@ -91,7 +91,7 @@ func TestLRUBound(t *testing.T) {
 		t.Fatalf("entries %d (sum %d), evictions %d", st.Entries, total, st.Evictions)
 	}
 	// the most recent insert survives
-	id := InodeID{5, 999}
+	id := ondisk.InodeRef{Root: 5, Ino: 999}
 	c.Insert(id, ext(0, 1))
 	if _, ok := c.Lookup(id, 0); !ok {
 		t.Fatal("newest entry evicted")
@@ -107,7 +107,7 @@ func TestConcurrent(t *testing.T) {
 			defer wg.Done()
 			r := rand.New(rand.NewSource(int64(g)))
 			for i := 0; i < 2000; i++ {
-				id := InodeID{5, 256 + uint64ToID(r.Intn(10))}
+				id := ondisk.InodeRef{Root: 5, Ino: 256 + uint64ToID(r.Intn(10))}
 				off := uint64(r.Intn(64)) * 4096
 				if _, ok := c.Lookup(id, off); !ok {
 					c.Insert(id, ext(off, off+4096))
@@ -123,7 +123,7 @@ func TestConcurrent(t *testing.T) {
 
 func TestDrop(t *testing.T) {
 	c := New(0)
-	id := InodeID{5, 300}
+	id := ondisk.InodeRef{Root: 5, Ino: 300}
 	c.Insert(id, ext(0, 10), ext(10, 20))
 	c.Drop(id)
 	if st := c.Stats(); st.Entries != 0 || st.Bytes != 0 || st.Inodes != 0 {

@@ -1,8 +1,8 @@
-// Package fileread reads file data from its extents on disk, verified
-// against the data checksums, with the other copy tried when one is bad.
-// Every reader uses it (the read-only library in the root package, and
-// fsops, so the read-write mount and RW), so all verify the same way. It
-// mirrors the read side of the kernel's inode.c and compression.c
+// Package fileread reads file data extents from disk for every door: the
+// read engine internal/fsread (and through it the library's FS and the
+// read-only mount), fsops (and through it the read-write mount and RW), so
+// that all of them verify the same way. It mirrors the
+// read side of the kernel's inode.c and compression.c
 // (btrfs_lookup_bio_sums, btrfs_check_read_bio / btrfs_data_csum_ok,
 // repair from the other mirror, end_compressed_bio_read):
 //

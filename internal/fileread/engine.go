@@ -1,7 +1,6 @@
 package fileread
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/gobtrfs/gobtrfs/internal/csum"
@@ -54,11 +53,9 @@ func New(r *diskio.Reader, o Options) *Engine {
 // Inode says whose data is read: for error messages, and whether it is
 // verified at all.
 type Inode struct {
-	Subvol, Ino uint64
-	NoDataSum   bool // inode flag NODATASUM: the kernel does not verify its data
+	ondisk.InodeRef
+	NoDataSum bool // inode flag NODATASUM: the kernel does not verify its data
 }
-
-func (in Inode) String() string { return fmt.Sprintf("inode %d (subvol %d)", in.Ino, in.Subvol) }
 
 // Extent is what a read needs of a regular file extent item.
 type Extent struct {

@@ -25,7 +25,7 @@ func (e *DataError) Error() string {
 func (e *DataError) Unwrap() error { return e.Err }
 
 func (in Inode) errAt(fileOff, logical uint64, err error) *DataError {
-	return &DataError{Subvol: in.Subvol, Ino: in.Ino, FileOffset: fileOff, Logical: logical, Err: err}
+	return &DataError{Subvol: uint64(in.Root), Ino: uint64(in.Ino), FileOffset: fileOff, Logical: logical, Err: err}
 }
 
 func corruptf(format string, args ...any) error { return diskio.Corruptf(format, args...) }

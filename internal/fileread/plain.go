@@ -117,7 +117,7 @@ func (en *Engine) readVerified(in Inode, sums *datacsum.Tree, buf []byte, fileOf
 		return in.errAt(fileOff, uint64(logical), err)
 	}
 	if miss := s.Missing(); miss > 0 {
-		en.warn(fmt.Sprintf("nocsum %d %d", in.Subvol, in.Ino), fmt.Sprintf(
+		en.warn(fmt.Sprintf("nocsum %d %d", uint64(in.Root), uint64(in.Ino)), fmt.Sprintf(
 			"%v: no data checksum for %d sector(s) at logical %d (file offset %d); not verified",
 			in, miss, logical, fileOff))
 	}

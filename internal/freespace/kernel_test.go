@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testimg"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
@@ -148,7 +149,7 @@ func (k *kernelFS) mount() { k.mnt = testutil.Mount(k.t, k.loop, "") }
 // unmount unmounts and checks the image with btrfs check.
 func (k *kernelFS) unmount() {
 	testutil.Unmount(k.t, k.mnt)
-	testutil.CheckImage(k.t, k.img)
+	checktest.Image(k.t, k.img)
 }
 
 // write creates small files of 4, 8 and 12 KiB and syncs.

@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/acl"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -26,7 +27,7 @@ import (
 const XattrACLKillSGID = 1 << 16
 
 // aclOf reads and parses the ACL xattr name of id; nil if it has none.
-func (o *op) aclOf(id ID, name string) (acl.ACL, error) {
+func (o *op) aclOf(id ondisk.InodeRef, name string) (acl.ACL, error) {
 	d, err := o.findXattr(id, name)
 	if err != nil || d == nil {
 		return nil, err
@@ -41,7 +42,7 @@ func (o *op) aclOf(id ID, name string) (acl.ACL, error) {
 // setACL sets (a != nil) or removes the ACL xattr name of id: the kernel's
 // set_posix_acl then btrfs_set_acl. Flags XATTR_CREATE / XATTR_REPLACE do
 // not apply to ACLs, as in the kernel. mirrors btrfs_set_acl
-func (o *op) setACL(id ID, name string, a acl.ACL, flags int) error {
+func (o *op) setACL(id ondisk.InodeRef, name string, a acl.ACL, flags int) error {
 	x, err := o.writableInode(id)
 	if err != nil {
 		return err
@@ -75,7 +76,7 @@ func (o *op) setACL(id ID, name string, a acl.ACL, flags int) error {
 
 // storeACL writes a as the xattr name, or deletes the xattr when a is nil
 // (absent is fine).
-func (o *op) storeACL(id ID, name string, a acl.ACL) error {
+func (o *op) storeACL(id ondisk.InodeRef, name string, a acl.ACL) error {
 	if a != nil {
 		return o.putXattr(id, name, a.Bytes())
 	}
@@ -92,7 +93,7 @@ func (o *op) storeACL(id ID, name string, a acl.ACL) error {
 // chmodACL brings id's access ACL, if it has one, in line with the new
 // mode of x. It must run after the reservation (one more item than the
 // inode, see aclItems). mirrors posix_acl_chmod
-func (o *op) chmodACL(id ID, x *item.InodeItem) error {
+func (o *op) chmodACL(id ondisk.InodeRef, x *item.InodeItem) error {
 	if isLnk(x.Mode) {
 		return nil
 	}
@@ -113,7 +114,7 @@ func (o *op) chmodACL(id ID, x *item.InodeItem) error {
 
 // hasAccessACL reports whether id has an access ACL xattr (to reserve for
 // rewriting it).
-func (o *op) hasAccessACL(id ID) (bool, error) {
+func (o *op) hasAccessACL(id ondisk.InodeRef) (bool, error) {
 	d, err := o.findXattr(id, acl.AccessXattr)
 	return d != nil, err
 }
@@ -140,7 +141,7 @@ func (in *inherited) items() int {
 // inheritACL decides the mode and ACLs of an inode of mode created in dir.
 // The umask is the caller's business (the FUSE mount applies it when the
 // directory has no default ACL; the library has none). mirrors posix_acl_create
-func (o *op) inheritACL(dir ID, mode uint32) (inherited, error) {
+func (o *op) inheritACL(dir ondisk.InodeRef, mode uint32) (inherited, error) {
 	in := inherited{mode: mode}
 	if isLnk(mode) {
 		return in, nil
@@ -157,7 +158,7 @@ func (o *op) inheritACL(dir ID, mode uint32) (inherited, error) {
 }
 
 // putInherited stores the ACLs of a new inode. mirrors btrfs_init_acl
-func (o *op) putInherited(id ID, in *inherited) error {
+func (o *op) putInherited(id ondisk.InodeRef, in *inherited) error {
 	if in.dflt != nil {
 		if err := o.putXattr(id, acl.DefaultXattr, in.dflt.Bytes()); err != nil {
 			return err
@@ -171,7 +172,7 @@ func (o *op) putInherited(id ID, in *inherited) error {
 
 // HasDefaultACL reports whether directory dir has a default ACL (the FUSE
 // mount applies the umask to new inodes only when it has none).
-func (f *FS) HasDefaultACL(dir ID) (bool, error) {
+func (f *FS) HasDefaultACL(dir ondisk.InodeRef) (bool, error) {
 	var has bool
 	err := f.run(func(o *op) error {
 		d, err := o.findXattr(dir, acl.DefaultXattr)
@@ -185,7 +186,7 @@ func (f *FS) HasDefaultACL(dir ID) (bool, error) {
 // the hidden orphan directory), the permission bits and access ACL it
 // would have had if created with mode in dir: what dir's default ACL says
 // (nothing changes when dir has none).
-func (f *FS) InheritACL(dir, id ID, mode uint32) error {
+func (f *FS) InheritACL(dir, id ondisk.InodeRef, mode uint32) error {
 	return f.run(func(o *op) error {
 		in, err := o.inheritACL(dir, mode)
 		if err != nil || !in.fromDefaultACL {

@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -35,7 +36,7 @@ type SetAttr struct {
 
 // Setattr changes an inode's attributes; the ctime becomes now unless
 // given. A new mode rewrites the access ACL (acl.go). mirrors btrfs_setattr
-func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
+func (f *FS) Setattr(id ondisk.InodeRef, a SetAttr) (item.InodeItem, error) {
 	var out item.InodeItem
 	err := f.run(func(o *op) error {
 		x, err := o.writableInode(id)
@@ -108,19 +109,19 @@ func (f *FS) Setattr(id ID, a SetAttr) (item.InodeItem, error) {
 }
 
 // setFlags changes inode flags the way FS_IOC_SETFLAGS does for the btrfs
-// specific bits: NODATACOW only on empty files, and it implies NODATASUM.
-// mirrors btrfs_fileattr_set
-func (o *op) setFlags(id ID, x *item.InodeItem, fl uint64) error {
+// specific bits: NODATACOW (and NODATASUM) of a regular file change only
+// while it is empty, silently kept otherwise (the flag tells how the data
+// is stored), and NODATACOW implies NODATASUM. mirrors btrfs_fileattr_set
+func (o *op) setFlags(id ondisk.InodeRef, x *item.InodeItem, fl uint64) error {
 	const settable = item.InodeNoDataSum | item.InodeNoDataCow | item.InodeNoCompress | item.InodeCompress |
 		item.InodeSync | item.InodeImmutable | item.InodeAppend | item.InodeNoDump | item.InodeNoAtime | item.InodeDirSync
 	if fl&^settable != 0 {
 		return errf(syscall.EOPNOTSUPP, "set flags %#x on %v", fl, id)
 	}
-	cow := (x.Flags^fl)&(item.InodeNoDataCow|item.InodeNoDataSum) != 0
-	if cow && isReg(x.Mode) && x.Size != 0 {
-		return errf(syscall.EINVAL, "change NODATACOW/NODATASUM of non-empty file %v", id)
-	}
-	if fl&item.InodeNoDataCow != 0 && isReg(x.Mode) {
+	const cowBits = item.InodeNoDataCow | item.InodeNoDataSum
+	if isReg(x.Mode) && x.Size != 0 {
+		fl = fl&^cowBits | x.Flags&cowBits
+	} else if fl&item.InodeNoDataCow != 0 && isReg(x.Mode) {
 		fl |= item.InodeNoDataSum
 	}
 	x.Flags = x.Flags&^settable | fl

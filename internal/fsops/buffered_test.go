@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
@@ -28,7 +29,7 @@ var nocowMiBFlag = flag.Int("nocowmib", 64, "MiB of buffered 4 KiB writes into t
 // reaches limit bytes, handing over the reservation it holds.
 type bufferedFile struct {
 	f          *FS
-	id         ID
+	id         ondisk.InodeRef
 	checkFirst bool
 	limit      int
 
@@ -39,7 +40,7 @@ type bufferedFile struct {
 	accepted, nocow, refused int
 }
 
-func newBufferedFile(f *FS, id ID, limit int, checkFirst bool) *bufferedFile {
+func newBufferedFile(f *FS, id ondisk.InodeRef, limit int, checkFirst bool) *bufferedFile {
 	return &bufferedFile{f: f, id: id, limit: limit, checkFirst: checkFirst, buf: make([]byte, 0, limit)}
 }
 
@@ -114,7 +115,7 @@ func fillPage(p []byte, off int64) {
 }
 
 // extentsOf lists the file extents of id.
-func extentsOf(t *testing.T, f *FS, id ID) []fext {
+func extentsOf(t *testing.T, f *FS, id ondisk.InodeRef) []fext {
 	t.Helper()
 	var es []fext
 	must(t, f.run(func(o *op) error {
@@ -128,7 +129,7 @@ func extentsOf(t *testing.T, f *FS, id ID) []fext {
 // dataAvail is the data space writes can still get: free in data groups
 // plus the device space new data chunks can take.
 func dataAvail(f *FS) uint64 {
-	g := f.T.Groups()
+	g := f.tx.Groups()
 	return g.Space(ondisk.BlockGroupData).Free + g.Device().Unallocated()
 }
 
@@ -255,7 +256,7 @@ func TestBufferedNocow(t *testing.T) {
 	filled, err := f.ReadAt(filler, 0, int(fill)+1)
 	must(t, err)
 	must(t, f.Close())
-	checkBoth(t, img)
+	checktest.Image(t, img)
 	kernelVerify(t, img, map[string][]byte{"prealloc": want, "filler": filled})
 }
 
@@ -355,7 +356,7 @@ func TestReserveDataConcurrent(t *testing.T) {
 	f := openImage(t, img, Options{})
 	const writers = 4
 	type result struct {
-		id    ID
+		id    ondisk.InodeRef
 		bytes int64
 		err   error
 	}
@@ -401,7 +402,7 @@ func TestReserveDataConcurrent(t *testing.T) {
 		}
 		results <- result{other, off, nil}
 	}()
-	sizes := map[ID]int64{}
+	sizes := map[ondisk.InodeRef]int64{}
 	for i := 0; i < writers+1; i++ {
 		r := <-results
 		if r.err != nil {
@@ -432,5 +433,5 @@ func TestReserveDataConcurrent(t *testing.T) {
 		}
 	}
 	must(t, f.Close())
-	checkBoth(t, img)
+	checktest.Image(t, img)
 }

@@ -13,7 +13,7 @@ import (
 // disk extents with adjusted offsets, each with its own reference. Offsets
 // must be sector aligned, and so must length unless the range ends at the
 // end of src; length 0 means up to the end of src. mirrors btrfs_clone_files
-func (f *FS) Clone(src ID, srcOff uint64, dst ID, dstOff uint64, length uint64) error {
+func (f *FS) Clone(src ondisk.InodeRef, srcOff uint64, dst ondisk.InodeRef, dstOff uint64, length uint64) error {
 	return f.run(func(o *op) error {
 		if err := o.writable(dst.Root); err != nil {
 			return err
@@ -55,7 +55,7 @@ func (f *FS) Clone(src ID, srcOff uint64, dst ID, dstOff uint64, length uint64) 
 
 // checkClone applies the alignment and range rules.
 // mirrors btrfs_remap_file_range_prep / generic_remap_checks
-func (o *op) checkClone(src ID, sx *item.InodeItem, srcOff uint64, dst ID, dx *item.InodeItem, dstOff, length uint64) error {
+func (o *op) checkClone(src ondisk.InodeRef, sx *item.InodeItem, srcOff uint64, dst ondisk.InodeRef, dx *item.InodeItem, dstOff, length uint64) error {
 	ss := o.f.sectorSize
 	send, dend := srcOff+length, dstOff+length
 	switch {
@@ -74,7 +74,7 @@ func (o *op) checkClone(src ID, sx *item.InodeItem, srcOff uint64, dst ID, dx *i
 }
 
 // clone does the work of Clone (dx stored by the caller).
-func (o *op) clone(src ID, sx *item.InodeItem, srcOff uint64, dst ID, dx *item.InodeItem, dstOff, length uint64) error {
+func (o *op) clone(src ondisk.InodeRef, sx *item.InodeItem, srcOff uint64, dst ondisk.InodeRef, dx *item.InodeItem, dstOff, length uint64) error {
 	ss := o.f.sectorSize
 	alen := alignUp(length, ss)
 	if inl, err := o.inlineExtent(src); err != nil {

@@ -25,11 +25,11 @@ func (e *Entry) IsSubvol() bool { return e.Location.Type == ondisk.RootItemKey }
 
 // Target is the inode the entry names: the root directory of a linked
 // subvolume, or an inode in the directory's own tree.
-func (e *Entry) Target(dirRoot ondisk.ObjectID) ID {
+func (e *Entry) Target(dirRoot ondisk.ObjectID) ondisk.InodeRef {
 	if e.IsSubvol() {
-		return ID{e.Location.ObjectID, RootDirIno}
+		return ondisk.InodeRef{Root: e.Location.ObjectID, Ino: RootDirIno}
 	}
-	return ID{dirRoot, e.Location.ObjectID}
+	return ondisk.InodeRef{Root: dirRoot, Ino: e.Location.ObjectID}
 }
 
 func dirItemKey(dir ondisk.ObjectID, name []byte) ondisk.Key {
@@ -43,7 +43,7 @@ func dirIndexKey(dir ondisk.ObjectID, index uint64) ondisk.Key {
 // lookupEntry finds name in dir through its DIR_ITEM. The index is filled
 // from the DIR_INDEX side by the callers that need it (refs carry it).
 // mirrors btrfs_lookup_dir_item
-func (o *op) lookupEntry(dir ID, name string) (*Entry, error) {
+func (o *op) lookupEntry(dir ondisk.InodeRef, name string) (*Entry, error) {
 	t, err := o.tree(dir.Root)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func (o *op) lookupEntry(dir ID, name string) (*Entry, error) {
 
 // nextDirIndex hands out the next DIR_INDEX of a directory: one past the
 // highest existing index, at least 2. mirrors btrfs_set_inode_index
-func (o *op) nextDirIndex(dir ID) (uint64, error) {
+func (o *op) nextDirIndex(dir ondisk.InodeRef) (uint64, error) {
 	f := o.f
 	if n, ok := f.nextIndex[dir]; ok {
 		f.nextIndex[dir] = n + 1
@@ -95,7 +95,7 @@ func (o *op) nextDirIndex(dir ID) (uint64, error) {
 
 // insertDirEntries writes the DIR_ITEM (joining an item of colliding names)
 // and the DIR_INDEX of a new name. mirrors btrfs_insert_dir_item
-func (o *op) insertDirEntries(dir ID, e *Entry) error {
+func (o *op) insertDirEntries(dir ondisk.InodeRef, e *Entry) error {
 	t, err := o.tree(dir.Root)
 	if err != nil {
 		return err
@@ -126,7 +126,7 @@ func (o *op) insertDirEntries(dir ID, e *Entry) error {
 
 // deleteDirEntries removes name's DIR_ITEM entry and its DIR_INDEX.
 // mirrors btrfs_delete_one_dir_name and btrfs_delete_delayed_dir_index
-func (o *op) deleteDirEntries(dir ID, name string, index uint64) error {
+func (o *op) deleteDirEntries(dir ondisk.InodeRef, name string, index uint64) error {
 	t, err := o.tree(dir.Root)
 	if err != nil {
 		return err
@@ -141,7 +141,7 @@ func (o *op) deleteDirEntries(dir ID, name string, index uint64) error {
 }
 
 // readDir calls fn for each entry of dir in index order until fn returns false.
-func (o *op) readDir(dir ID, fn func(Entry) bool) error {
+func (o *op) readDir(dir ondisk.InodeRef, fn func(Entry) bool) error {
 	t, err := o.tree(dir.Root)
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func (o *op) readDir(dir ID, fn func(Entry) bool) error {
 }
 
 // dirEmpty reports whether dir has no entries.
-func (o *op) dirEmpty(dir ID) (bool, error) {
+func (o *op) dirEmpty(dir ondisk.InodeRef) (bool, error) {
 	empty := true
 	err := o.readDir(dir, func(Entry) bool { empty = false; return false })
 	return empty, err

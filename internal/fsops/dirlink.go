@@ -13,7 +13,7 @@ import (
 // ListDir lists dir in index order like ReadDir, but skips (and passes to
 // bad, if not nil) items that do not parse and entries with names or types
 // no directory can hold, listing the rest.
-func (f *FS) ListDir(dir ID, bad func(error)) ([]Entry, error) {
+func (f *FS) ListDir(dir ondisk.InodeRef, bad func(error)) ([]Entry, error) {
 	var out []Entry
 	err := f.run(func(o *op) error {
 		t, err := o.tree(dir.Root)
@@ -31,7 +31,7 @@ func (f *FS) ListDir(dir ID, bad func(error)) ([]Entry, error) {
 // CheckLink verifies that name in dir, which resolves to the directory (or
 // subvolume root) target, is that directory's one link: its back reference
 // leads to (dir, name). Call it before listing or walking target.
-func (f *FS) CheckLink(dir ID, name string, target ID) error {
+func (f *FS) CheckLink(dir ondisk.InodeRef, name string, target ondisk.InodeRef) error {
 	return f.run(func(o *op) error {
 		if target.Root != dir.Root {
 			rt, err := o.tree(ondisk.RootTreeObjectID)

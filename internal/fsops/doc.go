@@ -5,9 +5,9 @@
 // clones and subvolumes (the kernel's inode.c, dir-item.c, xattr.c,
 // file-item.c, file.c, reflink.c and the subvolume part of ioctl.c).
 //
-// Every operation is addressed by an ID (subvolume tree, inode number), or by
+// Every operation is addressed by an ondisk.InodeRef (subvolume tree, inode number), or by
 // a name in a parent directory, and runs in the current transaction of the
-// underlying txn.FS: it begins a handle, makes its changes and ends the
+// underlying txn.Engine: it begins a handle, makes its changes and ends the
 // handle. Changes reach the disk at Commit.
 //
 // Errors are syscall.Errno values wrapped with the operation and the object

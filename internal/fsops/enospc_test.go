@@ -29,15 +29,8 @@ func smallImage(t testing.TB, args ...string) string {
 func sizedImage(t testing.TB, size int64, args ...string) string {
 	t.Helper()
 	img := filepath.Join(t.TempDir(), "img")
-	testutil.Mkfs(t, img, size, args...)
+	checktest.Mkfs(t, img, size, args...)
 	return img
-}
-
-// checkBoth runs btrfs check --readonly (data checksums too) and our checker.
-func checkBoth(t testing.TB, img string) {
-	t.Helper()
-	btrfsCheck(t, img)
-	checktest.Image(t, img)
 }
 
 func isNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }
@@ -71,14 +64,14 @@ func kernelVerify(t *testing.T, img string, want map[string][]byte) {
 // notAborted fails the test when the filesystem gave up a transaction.
 func notAborted(t testing.TB, f *FS) {
 	t.Helper()
-	if err := f.T.Aborted(); err != nil {
+	if err := f.tx.Aborted(); err != nil {
 		t.Fatalf("filesystem aborted: %v", err)
 	}
 }
 
 // spaceLine describes the block groups for the test log.
 func spaceLine(f *FS) string {
-	g := f.T.Groups()
+	g := f.tx.Groups()
 	d, m := g.Space(ondisk.BlockGroupData), g.Space(ondisk.BlockGroupMetadata)
 	return fmt.Sprintf("data %d/%d MiB used, metadata %d/%d KiB used, device unallocated %d MiB",
 		d.Used>>20, d.Total>>20, m.Used>>10, m.Total>>10, g.Device().Unallocated()>>20)
@@ -190,7 +183,7 @@ func TestENOSPCData(t *testing.T) {
 			verifyFiles(t, f, first)
 			t.Logf("first fill: %d MiB in %d files; %s", total(first)>>20, len(first), spaceLine(f))
 			must(t, f.Close())
-			checkBoth(t, img)
+			checktest.Image(t, img)
 			kernelVerify(t, img, first)
 
 			f = openImage(t, img, opts)
@@ -207,14 +200,14 @@ func TestENOSPCData(t *testing.T) {
 			}
 			notAborted(t, f)
 			must(t, f.Close())
-			checkBoth(t, img)
+			checktest.Image(t, img)
 
 			f = openImage(t, img, opts)
 			second := fillFiles(t, f, r, "b")
 			t.Logf("refill: %d MiB in %d files; %s", total(second)>>20, len(second), spaceLine(f))
 			verifyFiles(t, f, second)
 			must(t, f.Close())
-			checkBoth(t, img)
+			checktest.Image(t, img)
 			if total(second) < total(first)*9/10 {
 				t.Errorf("refilled %d bytes, first fill %d", total(second), total(first))
 			}
@@ -233,7 +226,7 @@ func TestENOSPCMetadata(t *testing.T) {
 	content := func(i int) []byte { return bytes.Repeat([]byte{byte(i), byte(i >> 8)}, 1000) }
 	dir, err := f.Mkdir(TopLevel, "d", 0o755, 0, 0)
 	must(t, err)
-	var ids []ID
+	var ids []ondisk.InodeRef
 	var full error
 	for i := 0; full == nil; i++ {
 		id, err := f.Create(dir, fmt.Sprintf("m%05d", i), 0o644, 0, 0, 0)
@@ -298,7 +291,7 @@ func TestENOSPCMetadata(t *testing.T) {
 	_, err = f.WriteAt(nid, 0, []byte("after deletions"))
 	must(t, err)
 	must(t, f.Close())
-	checkBoth(t, img)
+	checktest.Image(t, img)
 
 	f = openImage(t, img, Options{})
 	for i, id := range ids {
@@ -382,7 +375,7 @@ func TestRandomOpsFull(t *testing.T) {
 			g.reopen()
 			t.Logf("ENOSPC answers: %v; %s", g.noSpaces, spaceLine(g.f))
 			must(t, g.f.Close())
-			checkBoth(t, img)
+			checktest.Image(t, img)
 			if len(g.noSpaces) == 0 {
 				t.Errorf("the filesystem never ran full")
 			}
@@ -395,7 +388,7 @@ func TestRandomOpsFull(t *testing.T) {
 // xattrs the metadata; then a little of each goes.
 func (g *rig) prefill() {
 	t, f := g.t, g.f
-	add := func(dir *mnode, name string, id ID, mode uint32) *mnode {
+	add := func(dir *mnode, name string, id ondisk.InodeRef, mode uint32) *mnode {
 		n := &mnode{mode: mode, xattrs: map[string]string{}, id: id}
 		if mode&item.SIFMT == item.SIFDIR {
 			n.kids = map[string]*mnode{}

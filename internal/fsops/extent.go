@@ -44,7 +44,7 @@ func extentKey(ino ondisk.ObjectID, off uint64) ondisk.Key {
 }
 
 // extents returns the file extents of id that overlap [start, end), in order.
-func (o *op) extents(id ID, start, end uint64) ([]fext, error) {
+func (o *op) extents(id ondisk.InodeRef, start, end uint64) ([]fext, error) {
 	t, err := o.tree(id.Root)
 	if err != nil {
 		return nil, err
@@ -82,14 +82,14 @@ func (o *op) extents(id ID, start, end uint64) ([]fext, error) {
 }
 
 // hasExtents reports whether id has any file extent item.
-func (o *op) hasExtents(id ID) (bool, error) {
+func (o *op) hasExtents(id ondisk.InodeRef) (bool, error) {
 	es, err := o.extents(id, 0, ^uint64(0))
 	return len(es) > 0, err
 }
 
 // insertExtent adds a file extent item and, for one with disk space, its
 // data reference. mirrors insert_reserved_file_extent
-func (o *op) insertExtent(id ID, e fext) error {
+func (o *op) insertExtent(id ondisk.InodeRef, e fext) error {
 	t, err := o.tree(id.Root)
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func (o *op) insertExtent(id ID, e fext) error {
 // spanning the whole range is split in two, the tail a new reference to the
 // same disk extent. It returns the bytes the inode no longer accounts for
 // (nbytes). Inline extents must lie inside the range. mirrors btrfs_drop_extents
-func (o *op) dropExtents(id ID, start, end uint64) (uint64, error) {
+func (o *op) dropExtents(id ondisk.InodeRef, start, end uint64) (uint64, error) {
 	if start >= end {
 		return 0, nil
 	}
@@ -203,7 +203,7 @@ func (o *op) holeExtent(off, n uint64) fext {
 
 // fillHoles inserts hole extents for every gap in [from, to) when the
 // filesystem lacks NO_HOLES. mirrors btrfs_cont_expand / fill_holes
-func (o *op) fillHoles(id ID, from, to uint64) error {
+func (o *op) fillHoles(id ondisk.InodeRef, from, to uint64) error {
 	if o.f.noHoles {
 		return nil
 	}

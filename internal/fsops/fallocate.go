@@ -21,7 +21,7 @@ const (
 // allocated: partial sectors at the edges zeroed, whole sectors
 // deallocated and preallocated (growing the file unless FallocKeepSize).
 // mirrors btrfs_fallocate, btrfs_punch_hole and btrfs_zero_range
-func (f *FS) Fallocate(id ID, mode uint32, off, length uint64) error {
+func (f *FS) Fallocate(id ondisk.InodeRef, mode uint32, off, length uint64) error {
 	if mode&^(FallocKeepSize|FallocPunchHole|FallocZeroRange) != 0 || mode&FallocPunchHole != 0 && mode&FallocZeroRange != 0 {
 		return errf(syscall.EOPNOTSUPP, "fallocate %v: mode %#x", id, mode)
 	}
@@ -69,7 +69,7 @@ func (f *FS) Fallocate(id ID, mode uint32, off, length uint64) error {
 // prealloc gives every part of [off, end) that has no disk space a
 // preallocated extent. The extents are allocated before any change, so
 // ENOSPC leaves the file as it was. mirrors btrfs_prealloc_file_range
-func (o *op) prealloc(id ID, x *item.InodeItem, off, end uint64, keep bool) error {
+func (o *op) prealloc(id ondisk.InodeRef, x *item.InodeItem, off, end uint64, keep bool) error {
 	ss := o.f.sectorSize
 	st := &store{}
 	if inl, err := o.inlineExtent(id); err != nil {
@@ -145,7 +145,7 @@ type preallocGap struct {
 }
 
 // allocGap allocates extents covering a gap, each up to 128 MiB.
-func (o *op) allocGap(id ID, g *preallocGap) error {
+func (o *op) allocGap(id ondisk.InodeRef, g *preallocGap) error {
 	for a := g.a; a < g.b; {
 		addr, n, err := o.allocData(min(g.b-a, maxExtent))
 		if err != nil {
@@ -158,7 +158,7 @@ func (o *op) allocGap(id ID, g *preallocGap) error {
 }
 
 // preallocRange inserts the preallocated extents of a gap.
-func (o *op) preallocRange(id ID, x *item.InodeItem, g preallocGap) error {
+func (o *op) preallocRange(id ondisk.InodeRef, x *item.InodeItem, g preallocGap) error {
 	for _, p := range g.extent {
 		e := fext{p.off, item.FileExtentItem{Generation: ondisk.Generation(o.transid), RAMBytes: p.ram,
 			Type: item.FileExtentPrealloc, DiskBytenr: p.addr, DiskNumBytes: p.ram, NumBytes: p.ram}}
@@ -175,7 +175,7 @@ func (o *op) preallocRange(id ID, x *item.InodeItem, g preallocGap) error {
 // does not change. It reserves from the global reserve as it frees space,
 // but zeroing a partial sector of written data needs a sector of data space.
 // mirrors btrfs_punch_hole
-func (o *op) punchHole(id ID, x *item.InodeItem, off, end uint64) error {
+func (o *op) punchHole(id ondisk.InodeRef, x *item.InodeItem, off, end uint64) error {
 	ss := o.f.sectorSize
 	inl, err := o.inlineExtent(id)
 	if err != nil {

@@ -18,14 +18,6 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
-// ID names an inode: the subvolume tree it lives in and its number.
-type ID struct {
-	Root ondisk.ObjectID
-	Ino  ondisk.ObjectID
-}
-
-func (id ID) String() string { return fmt.Sprintf("%d:%d", uint64(id.Root), uint64(id.Ino)) }
-
 // RootDirIno is the inode number of every subvolume's top directory.
 const RootDirIno = ondisk.FirstFreeObjectID
 
@@ -40,14 +32,14 @@ type Options struct {
 	Now func() time.Time
 	// Warn receives notices of the data reader (a bad copy replaced by the
 	// other, a sector no copy holds intact); nil collects them with the
-	// open's other notices (FI.Warnings).
+	// open's other notices (fsinfo.FSInfo.Warnings).
 	Warn func(string)
 }
 
 // FS applies file and directory operations to an open, writable filesystem.
 type FS struct {
-	T  *txn.FS
-	FI *fsinfo.FSInfo
+	tx   *txn.Engine
+	info *fsinfo.FSInfo
 
 	opts       Options
 	sectorSize uint64
@@ -60,7 +52,7 @@ type FS struct {
 
 	mu        sync.Mutex
 	nextIno   map[ondisk.ObjectID]ondisk.ObjectID // per tree: next free inode number
-	nextIndex map[ID]uint64                       // per directory: next DIR_INDEX
+	nextIndex map[ondisk.InodeRef]uint64          // per directory: next DIR_INDEX
 	// touched holds the data extents whose references changed since our
 	// last commit, and by whom: the extent tree does not show them
 	// yet, so they are overwritten in place only when this inode alone
@@ -75,7 +67,7 @@ type FS struct {
 }
 
 // New wraps an open transaction layer.
-func New(fi *fsinfo.FSInfo, t *txn.FS, opts Options) *FS {
+func New(fi *fsinfo.FSInfo, t *txn.Engine, opts Options) *FS {
 	if opts.MaxInline == 0 {
 		opts.MaxInline = 2048
 	}
@@ -88,14 +80,14 @@ func New(fi *fsinfo.FSInfo, t *txn.FS, opts Options) *FS {
 		warn = fi.R.Warn
 	}
 	return &FS{
-		T: t, FI: fi, opts: opts,
+		tx: t, info: fi, opts: opts,
 		data:       fileread.New(fi.R, fileread.Options{Warn: warn}),
 		sectorSize: uint64(sb.SectorSize),
 		nodeSize:   sb.NodeSize,
 		noHoles:    sb.IncompatFlags&ondisk.IncompatNoHoles != 0,
 		extref:     sb.IncompatFlags&ondisk.IncompatExtendedIref != 0,
 		nextIno:    map[ondisk.ObjectID]ondisk.ObjectID{},
-		nextIndex:  map[ID]uint64{},
+		nextIndex:  map[ondisk.InodeRef]uint64{},
 		touched:    map[ondisk.LogicalAddr]refOwner{},
 	}
 }
@@ -119,7 +111,7 @@ func (f *FS) Commit() error {
 
 // commitLocked commits; the caller holds f.mu.
 func (f *FS) commitLocked() error {
-	if err := f.T.Commit(); err != nil {
+	if err := f.tx.Commit(); err != nil {
 		return err
 	}
 	clear(f.touched)
@@ -168,7 +160,7 @@ func (f *FS) runReserved(rsv uint64, fn func(o *op) error) error {
 }
 
 func (f *FS) runOnce(rsv uint64, retried bool, fn func(o *op) error) error {
-	h, err := f.T.Begin()
+	h, err := f.tx.Begin()
 	if err != nil {
 		return err
 	}
@@ -197,3 +189,6 @@ func (o *op) tree(id ondisk.ObjectID) (*ctree.Tree, error) {
 	o.trees[id] = t
 	return t, nil
 }
+
+// CommittedGeneration is the generation of the last commit on disk.
+func (f *FS) CommittedGeneration() ondisk.Generation { return f.tx.Super().Generation }

@@ -1,12 +1,13 @@
 package fsops
 
 import (
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/treelog"
 )
 
 // logWriter returns the filesystem's log tree writer.
 func (f *FS) logWriter() *treelog.Writer {
-	f.logOnce.Do(func() { f.log = treelog.NewWriter(f.T) })
+	f.logOnce.Do(func() { f.log = treelog.NewWriter(f.tx) })
 	return f.log
 }
 
@@ -15,8 +16,8 @@ func (f *FS) logWriter() *treelog.Writer {
 // (treelog.Writer says which reason, see FsyncStats). The inode's buffered
 // data must have been written back first. fdatasync is the same call.
 // mirrors btrfs_sync_file
-func (f *FS) Fsync(id ID) error {
-	return f.logWriter().Fsync(treelog.InodeID{Subvol: id.Root, Ino: id.Ino}, f.Commit)
+func (f *FS) Fsync(id ondisk.InodeRef) error {
+	return f.logWriter().Fsync(id, f.Commit)
 }
 
 // FsyncStats reports how fsyncs were made durable: by the log, or by a

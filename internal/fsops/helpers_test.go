@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -21,7 +22,8 @@ func (o imageOpts) String() string {
 	return strings.ReplaceAll(s, "=,", "=default,")
 }
 
-// newImage makes an empty filesystem image with mkfs.btrfs.
+// newImage makes an empty filesystem image with mkfs.btrfs; the test ends
+// with checktest.Image of it.
 func newImage(t testing.TB, o imageOpts) string {
 	t.Helper()
 	img := filepath.Join(t.TempDir(), "img")
@@ -39,7 +41,7 @@ func newImage(t testing.TB, o imageOpts) string {
 	if o.features != "" {
 		args = append(args, "-O", o.features)
 	}
-	testutil.Mkfs(t, img, size, args...)
+	checktest.Mkfs(t, img, size, args...)
 	return img
 }
 
@@ -51,13 +53,6 @@ func openImage(t testing.TB, img string, opts Options) *FS {
 		t.Fatalf("open %s: %v", img, err)
 	}
 	return f
-}
-
-// btrfsCheck runs btrfs check --readonly (data checksums included) and
-// fails on any problem line or a non-zero exit.
-func btrfsCheck(t testing.TB, img string) {
-	t.Helper()
-	testutil.CheckImage(t, img, "--check-data-csum")
 }
 
 // dumpTree returns btrfs inspect-internal dump-tree output for a tree.

@@ -18,7 +18,7 @@ func (f *FS) canInline(size uint64) bool {
 }
 
 // inlineExtent returns the inline extent of id, or nil.
-func (o *op) inlineExtent(id ID) (*fext, error) {
+func (o *op) inlineExtent(id ondisk.InodeRef) (*fext, error) {
 	t, err := o.tree(id.Root)
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func (o *op) inlineExtent(id ID) (*fext, error) {
 }
 
 // insertInline stores data as the inline extent of id. mirrors insert_inline_extent
-func (o *op) insertInline(id ID, data []byte) error {
+func (o *op) insertInline(id ondisk.InodeRef, data []byte) error {
 	e := fext{0, item.FileExtentItem{Generation: ondisk.Generation(o.transid), RAMBytes: uint64(len(data)),
 		Type: item.FileExtentInline, Inline: append([]byte(nil), data...)}}
 	return o.insertExtent(id, e)
@@ -49,7 +49,7 @@ func (o *op) insertInline(id ID, data []byte) error {
 
 // replaceInline makes content the file's only (inline) extent, dropping the
 // old inline extent old if any; nbytes follows.
-func (o *op) replaceInline(id ID, x *item.InodeItem, old *fext, content []byte) error {
+func (o *op) replaceInline(id ondisk.InodeRef, x *item.InodeItem, old *fext, content []byte) error {
 	if old != nil {
 		t, err := o.tree(id.Root)
 		if err != nil {

@@ -20,7 +20,7 @@ func inodeKey(ino ondisk.ObjectID) ondisk.Key {
 }
 
 // inode reads the inode item of id; ENOENT if there is none.
-func (o *op) inode(id ID) (*item.InodeItem, error) {
+func (o *op) inode(id ondisk.InodeRef) (*item.InodeItem, error) {
 	t, err := o.tree(id.Root)
 	if err != nil {
 		if isNotExist(err) {
@@ -43,7 +43,7 @@ func (o *op) inode(id ID) (*item.InodeItem, error) {
 }
 
 // putInode writes the inode item back. mirrors btrfs_update_inode
-func (o *op) putInode(id ID, x *item.InodeItem) error {
+func (o *op) putInode(id ondisk.InodeRef, x *item.InodeItem) error {
 	t, err := o.tree(id.Root)
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ func (o *op) touch(x *item.InodeItem, mtime bool) {
 }
 
 // allocIno returns a free inode number in tree root: one past the highest
-// object ID in the tree, at least 257. mirrors btrfs_get_free_objectid
+// object ondisk.InodeRef in the tree, at least 257. mirrors btrfs_get_free_objectid
 func (o *op) allocIno(root ondisk.ObjectID) (ondisk.ObjectID, error) {
 	f := o.f
 	next, ok := f.nextIno[root]
@@ -84,7 +84,7 @@ func (o *op) allocIno(root ondisk.ObjectID) (ondisk.ObjectID, error) {
 	return next, nil
 }
 
-// highestObjectID is the largest object ID below LAST_FREE_OBJECTID in a tree.
+// highestObjectID is the largest object ondisk.InodeRef below LAST_FREE_OBJECTID in a tree.
 // mirrors btrfs_find_highest_objectid
 func (o *op) highestObjectID(root ondisk.ObjectID) (ondisk.ObjectID, error) {
 	t, err := o.tree(root)
@@ -102,7 +102,7 @@ func (o *op) highestObjectID(root ondisk.ObjectID) (ondisk.ObjectID, error) {
 }
 
 // newInode creates the inode item of a new object. mirrors btrfs_new_inode (item part)
-func (o *op) newInode(id ID, mode, uid, gid uint32, rdev uint64, flags uint64) (*item.InodeItem, error) {
+func (o *op) newInode(id ondisk.InodeRef, mode, uid, gid uint32, rdev ondisk.DevT, flags uint64) (*item.InodeItem, error) {
 	x := &item.InodeItem{
 		Generation: o.transid, Transid: o.transid, NLink: 1,
 		UID: uid, GID: gid, Mode: mode, Rdev: rdev, Flags: flags, Sequence: 1,
@@ -139,7 +139,7 @@ func inheritFlags(parent *item.InodeItem, mode uint32) uint64 {
 
 // writableInode reads the inode item of id for a change: its subvolume
 // must be writable.
-func (o *op) writableInode(id ID) (*item.InodeItem, error) {
+func (o *op) writableInode(id ondisk.InodeRef) (*item.InodeItem, error) {
 	if err := o.writable(id.Root); err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func (o *op) writableInode(id ID) (*item.InodeItem, error) {
 }
 
 // writableDir is writableInode for an inode that must be a directory.
-func (o *op) writableDir(id ID) (*item.InodeItem, error) {
+func (o *op) writableDir(id ondisk.InodeRef) (*item.InodeItem, error) {
 	if err := o.writable(id.Root); err != nil {
 		return nil, err
 	}

@@ -148,7 +148,7 @@ func (o *op) delInodeRef(root, ino, parent ondisk.ObjectID, name string) (uint64
 
 // parentDir returns the directory holding dir (dirs have one name); 0 for
 // the root directory of a subvolume.
-func (o *op) parentDir(dir ID) (ondisk.ObjectID, error) {
+func (o *op) parentDir(dir ondisk.InodeRef) (ondisk.ObjectID, error) {
 	if dir.Ino == RootDirIno {
 		return 0, nil
 	}

@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // describeHost describes a mounted tree the way model.describe does.
@@ -43,7 +44,7 @@ func describeHost(t testing.TB, root string) map[string]string {
 			body = "-> " + target
 		default:
 			if st.Rdev != 0 {
-				body = fmt.Sprintf("rdev %d", uint64(unix.Major(st.Rdev))<<20|uint64(unix.Minor(st.Rdev)))
+				body = fmt.Sprintf("rdev %d", ondisk.DecodeDevT(st.Rdev))
 			}
 		}
 		xs := map[string]string{}
@@ -102,7 +103,7 @@ func TestKernelReadsAndExtends(t *testing.T) {
 				}
 			}
 			testutil.Unmount(t, mnt)
-			btrfsCheck(t, g.img)
+			checktest.Image(t, g.img)
 
 			// and fsops reads and changes the kernel's work
 			f := openImage(t, g.img, Options{})
@@ -121,7 +122,7 @@ func TestKernelReadsAndExtends(t *testing.T) {
 			must(t, err)
 			must(t, f.DeleteSubvolume(TopLevel, "kernel-snap"))
 			must(t, f.Close())
-			btrfsCheck(t, g.img)
+			checktest.Image(t, g.img)
 			mnt = testutil.LoopMount(t, g.img, "noatime")
 			got, err := os.ReadFile(filepath.Join(mnt, "kernel-file"))
 			must(t, err)

@@ -11,7 +11,7 @@ import (
 // index, the back reference (INODE_REF/EXTREF, or ROOT_REF/BACKREF for a
 // subvolume), DIR_ITEM and DIR_INDEX, and the directory's size and times.
 // e.Index is set. mirrors btrfs_add_link
-func (o *op) addLink(dir ID, dx *item.InodeItem, e *Entry) error {
+func (o *op) addLink(dir ondisk.InodeRef, dx *item.InodeItem, e *Entry) error {
 	idx, err := o.nextDirIndex(dir)
 	if err != nil {
 		return err
@@ -36,7 +36,7 @@ func (o *op) addLink(dir ID, dx *item.InodeItem, e *Entry) error {
 // removeLink deletes the name from dir and its back reference, and updates
 // the directory; it returns what the name pointed to. The target inode is
 // left to the caller. mirrors __btrfs_unlink_inode and btrfs_unlink_subvol
-func (o *op) removeLink(dir ID, dx *item.InodeItem, name string) (*Entry, error) {
+func (o *op) removeLink(dir ondisk.InodeRef, dx *item.InodeItem, name string) (*Entry, error) {
 	e, err := o.lookupEntry(dir, name)
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func (o *op) removeLink(dir ID, dx *item.InodeItem, name string) (*Entry, error)
 // dropLink takes one link from an inode after removeLink, deleting the inode
 // when none is left (directories have exactly one). mirrors btrfs_drop_nlink
 // and btrfs_evict_inode
-func (o *op) dropLink(id ID, x *item.InodeItem) error {
+func (o *op) dropLink(id ondisk.InodeRef, x *item.InodeItem) error {
 	if x.NLink > 0 {
 		x.NLink--
 	}
@@ -77,7 +77,7 @@ func (o *op) dropLink(id ID, x *item.InodeItem) error {
 
 // dropLinkItems is the reservation for dropLink beyond the name itself:
 // when the inode goes, the leaves holding its items change.
-func (o *op) dropLinkItems(id ID, x *item.InodeItem) (int, error) {
+func (o *op) dropLinkItems(id ondisk.InodeRef, x *item.InodeItem) (int, error) {
 	if x.NLink > 1 && !isDir(x.Mode) {
 		return 0, nil
 	}
@@ -96,7 +96,7 @@ func (o *op) dropLinkItems(id ID, x *item.InodeItem) (int, error) {
 
 // deleteInode removes every item of an inode, dropping the references of its
 // data extents. mirrors btrfs_truncate_inode_items(0) + btrfs_evict_inode
-func (o *op) deleteInode(id ID) error {
+func (o *op) deleteInode(id ondisk.InodeRef) error {
 	if _, err := o.dropExtents(id, 0, ^uint64(0)); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
@@ -28,14 +29,14 @@ var (
 type mnode struct {
 	mode     uint32
 	uid, gid uint32
-	rdev     uint64
+	rdev     ondisk.DevT
 	data     []byte
 	target   string
 	xattrs   map[string]string
 	kids     map[string]*mnode // directories
 	subvol   ondisk.ObjectID   // set on the root directory of a subvolume
 	readonly bool
-	id       ID
+	id       ondisk.InodeRef
 	times    *[3]time.Time // atime, mtime, ctime when set explicitly and untouched since
 }
 
@@ -50,7 +51,7 @@ type model struct {
 // place is a name in a directory of the model, with where it lives.
 type place struct {
 	dir      *mnode
-	dirID    ID
+	dirID    ondisk.InodeRef
 	name     string
 	node     *mnode
 	path     string
@@ -171,7 +172,7 @@ func (g *rig) fatalf(format string, args ...any) {
 func (g *rig) expect(what string, err error, want syscall.Errno) bool {
 	g.t.Helper()
 	if g.noSpace {
-		if aerr := g.f.T.Aborted(); aerr != nil {
+		if aerr := g.f.tx.Aborted(); aerr != nil {
 			g.fatalf("%s: filesystem aborted: %v", what, aerr)
 		}
 		if want == 0 && errors.Is(err, syscall.ENOSPC) {
@@ -362,7 +363,7 @@ func (g *rig) do(op string) {
 			want = syscall.EEXIST
 		}
 		n := &mnode{uid: uid, gid: gid, xattrs: map[string]string{}}
-		var id ID
+		var id ondisk.InodeRef
 		var err error
 		switch op {
 		case "create":
@@ -379,7 +380,7 @@ func (g *rig) do(op string) {
 		case "mknod":
 			n.mode = []uint32{item.SIFIFO, item.SIFCHR, item.SIFBLK, item.SIFSOCK}[r.Intn(4)] | 0o640
 			if n.mode&item.SIFMT == item.SIFCHR || n.mode&item.SIFMT == item.SIFBLK {
-				n.rdev = uint64(r.Intn(300))<<20 | uint64(r.Intn(1<<20))
+				n.rdev = ondisk.MakeDevT(uint32(r.Intn(300)), uint32(r.Intn(1<<20)))
 			}
 			id, err = f.Create(d.node.id, name, n.mode, uid, gid, n.rdev)
 		}
@@ -641,7 +642,7 @@ func (g *rig) do(op string) {
 		id, err := f.CreateSubvolume(d.node.id, name, 0o755, uid, gid)
 		if g.expect("create subvolume", err, want) {
 			d.node.kids[name] = &mnode{mode: item.SIFDIR | 0o755, uid: uid, gid: gid, xattrs: map[string]string{},
-				kids: map[string]*mnode{}, subvol: id, id: ID{id, RootDirIno}}
+				kids: map[string]*mnode{}, subvol: id, id: ondisk.InodeRef{Root: id, Ino: RootDirIno}}
 			g.touch(d.node)
 		}
 	case "delsubvol":
@@ -684,7 +685,7 @@ func copyTree(n *mnode, root ondisk.ObjectID, seen map[*mnode]*mnode) *mnode {
 		return c
 	}
 	c := *n
-	c.id = ID{root, n.id.Ino}
+	c.id = ondisk.InodeRef{Root: root, Ino: n.id.Ino}
 	c.data = append([]byte(nil), n.data...)
 	c.xattrs = map[string]string{}
 	for k, v := range n.xattrs {
@@ -798,8 +799,8 @@ func (g *rig) verify(what string) {
 	g.t.Helper()
 	links := g.m.nlinks()
 	got := map[string]string{}
-	var walk func(dir ID, n *mnode, path string)
-	walk = func(dir ID, n *mnode, path string) {
+	var walk func(dir ondisk.InodeRef, n *mnode, path string)
+	walk = func(dir ondisk.InodeRef, n *mnode, path string) {
 		ents, err := g.f.ReadDir(dir)
 		if err != nil {
 			g.fatalf("%s: readdir %s: %v", what, path, err)
@@ -890,7 +891,7 @@ func (g *rig) reopen() {
 	if err := g.f.Close(); err != nil {
 		g.fatalf("close: %v", err)
 	}
-	btrfsCheck(g.t, g.img)
+	checktest.Image(g.t, g.img)
 	if publicReader != nil {
 		got, err := publicReader(g.img)
 		if err != nil {
@@ -955,6 +956,6 @@ func runRandom(t *testing.T, seed int64, io imageOpts, opts Options, nops int) *
 	}
 	g.reopen()
 	must(t, g.f.Close())
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	return g
 }

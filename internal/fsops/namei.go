@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
 // Stat returns the inode item of id.
-func (f *FS) Stat(id ID) (item.InodeItem, error) {
+func (f *FS) Stat(id ondisk.InodeRef) (item.InodeItem, error) {
 	var x item.InodeItem
 	err := f.run(func(o *op) error {
 		p, err := o.inode(id)
@@ -22,8 +23,8 @@ func (f *FS) Stat(id ID) (item.InodeItem, error) {
 
 // Lookup resolves name in directory dir. A subvolume's entry resolves to its
 // root directory.
-func (f *FS) Lookup(dir ID, name string) (ID, item.InodeItem, error) {
-	var id ID
+func (f *FS) Lookup(dir ondisk.InodeRef, name string) (ondisk.InodeRef, item.InodeItem, error) {
+	var id ondisk.InodeRef
 	var x item.InodeItem
 	err := f.run(func(o *op) error {
 		e, err := o.lookupEntry(dir, name)
@@ -41,7 +42,7 @@ func (f *FS) Lookup(dir ID, name string) (ID, item.InodeItem, error) {
 }
 
 // ReadDir lists dir in index order.
-func (f *FS) ReadDir(dir ID) ([]Entry, error) {
+func (f *FS) ReadDir(dir ondisk.InodeRef) ([]Entry, error) {
 	var out []Entry
 	err := f.run(func(o *op) error {
 		dx, err := o.inode(dir)
@@ -59,19 +60,19 @@ func (f *FS) ReadDir(dir ID) ([]Entry, error) {
 // Create makes a regular file, fifo, socket or device node (by the type bits
 // of mode; none means a regular file) called name in dir.
 // mirrors btrfs_create / btrfs_mknod
-func (f *FS) Create(dir ID, name string, mode, uid, gid uint32, rdev uint64) (ID, error) {
+func (f *FS) Create(dir ondisk.InodeRef, name string, mode, uid, gid uint32, rdev ondisk.DevT) (ondisk.InodeRef, error) {
 	if mode&item.SIFMT == 0 {
 		mode |= item.SIFREG
 	}
 	switch mode & item.SIFMT {
 	case item.SIFREG, item.SIFIFO, item.SIFSOCK, item.SIFCHR, item.SIFBLK:
 	default:
-		return ID{}, errf(syscall.EINVAL, "create %q: mode %o", name, mode)
+		return ondisk.InodeRef{}, errf(syscall.EINVAL, "create %q: mode %o", name, mode)
 	}
 	if mode&item.SIFMT == item.SIFREG || mode&item.SIFMT == item.SIFIFO || mode&item.SIFMT == item.SIFSOCK {
 		rdev = 0
 	}
-	var id ID
+	var id ondisk.InodeRef
 	err := f.run(func(o *op) error {
 		var err error
 		id, _, err = o.create(dir, name, mode, uid, gid, rdev, itemsCreate)
@@ -81,9 +82,9 @@ func (f *FS) Create(dir ID, name string, mode, uid, gid uint32, rdev uint64) (ID
 }
 
 // Mkdir makes a directory. mirrors btrfs_mkdir
-func (f *FS) Mkdir(dir ID, name string, mode, uid, gid uint32) (ID, error) {
+func (f *FS) Mkdir(dir ondisk.InodeRef, name string, mode, uid, gid uint32) (ondisk.InodeRef, error) {
 	mode = mode&0o7777 | item.SIFDIR
-	var id ID
+	var id ondisk.InodeRef
 	err := f.run(func(o *op) error {
 		var err error
 		id, _, err = o.create(dir, name, mode, uid, gid, 0, itemsCreate)
@@ -94,14 +95,14 @@ func (f *FS) Mkdir(dir ID, name string, mode, uid, gid uint32) (ID, error) {
 
 // Symlink makes a symbolic link whose target is stored as an inline extent.
 // mirrors btrfs_symlink
-func (f *FS) Symlink(dir ID, name, target string, uid, gid uint32) (ID, error) {
+func (f *FS) Symlink(dir ondisk.InodeRef, name, target string, uid, gid uint32) (ondisk.InodeRef, error) {
 	if len(target) == 0 {
-		return ID{}, errf(syscall.ENOENT, "symlink %q: empty target", name)
+		return ondisk.InodeRef{}, errf(syscall.ENOENT, "symlink %q: empty target", name)
 	}
 	if len(target) >= 4096 || len(target) >= int(f.sectorSize) || len(target) > f.maxInlineData() {
-		return ID{}, errf(syscall.ENAMETOOLONG, "symlink %q: target of %d bytes", name, len(target))
+		return ondisk.InodeRef{}, errf(syscall.ENAMETOOLONG, "symlink %q: target of %d bytes", name, len(target))
 	}
-	var id ID
+	var id ondisk.InodeRef
 	err := f.run(func(o *op) error {
 		var x *item.InodeItem
 		var err error
@@ -121,51 +122,51 @@ func (f *FS) Symlink(dir ID, name, target string, uid, gid uint32) (ID, error) {
 
 // create makes a new inode and links it as name in dir, reserving items
 // first. mirrors btrfs_create_new_inode
-func (o *op) create(dir ID, name string, mode, uid, gid uint32, rdev uint64, items int) (ID, *item.InodeItem, error) {
+func (o *op) create(dir ondisk.InodeRef, name string, mode, uid, gid uint32, rdev ondisk.DevT, items int) (ondisk.InodeRef, *item.InodeItem, error) {
 	if err := checkName(name); err != nil {
-		return ID{}, nil, err
+		return ondisk.InodeRef{}, nil, err
 	}
 	dx, err := o.writableInode(dir)
 	if err != nil {
-		return ID{}, nil, err
+		return ondisk.InodeRef{}, nil, err
 	}
 	if !isDir(dx.Mode) {
-		return ID{}, nil, errf(syscall.ENOTDIR, "create %q in %v", name, dir)
+		return ondisk.InodeRef{}, nil, errf(syscall.ENOTDIR, "create %q in %v", name, dir)
 	}
 	if _, err := o.lookupEntry(dir, name); err == nil {
-		return ID{}, nil, errf(syscall.EEXIST, "create %q in %v", name, dir)
+		return ondisk.InodeRef{}, nil, errf(syscall.EEXIST, "create %q in %v", name, dir)
 	} else if !isNotExist(err) {
-		return ID{}, nil, err
+		return ondisk.InodeRef{}, nil, err
 	}
 	acls, err := o.inheritACL(dir, mode)
 	if err != nil {
-		return ID{}, nil, err
+		return ondisk.InodeRef{}, nil, err
 	}
 	mode = acls.mode
 	if err := o.reserve(items + acls.items()); err != nil {
-		return ID{}, nil, fmt.Errorf("create %q in %v: %w", name, dir, err)
+		return ondisk.InodeRef{}, nil, fmt.Errorf("create %q in %v: %w", name, dir, err)
 	}
 	ino, err := o.allocIno(dir.Root)
 	if err != nil {
-		return ID{}, nil, err
+		return ondisk.InodeRef{}, nil, err
 	}
-	id := ID{dir.Root, ino}
+	id := ondisk.InodeRef{Root: dir.Root, Ino: ino}
 	x, err := o.newInode(id, mode, uid, gid, rdev, inheritFlags(dx, mode))
 	if err != nil {
-		return ID{}, nil, err
+		return ondisk.InodeRef{}, nil, err
 	}
 	if err := o.putInherited(id, &acls); err != nil {
-		return ID{}, nil, err
+		return ondisk.InodeRef{}, nil, err
 	}
 	e := &Entry{Name: name, Type: item.FTFromMode(mode), Location: inodeKey(ino)}
 	if err := o.addLink(dir, dx, e); err != nil {
-		return ID{}, nil, err
+		return ondisk.InodeRef{}, nil, err
 	}
 	return id, x, nil
 }
 
 // Link gives the existing inode target another name in dir. mirrors btrfs_link
-func (f *FS) Link(target, dir ID, name string) error {
+func (f *FS) Link(target, dir ondisk.InodeRef, name string) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
@@ -209,17 +210,17 @@ func (f *FS) Link(target, dir ID, name string) error {
 }
 
 // Unlink removes a non-directory name. mirrors btrfs_unlink
-func (f *FS) Unlink(dir ID, name string) error {
+func (f *FS) Unlink(dir ondisk.InodeRef, name string) error {
 	return f.run(func(o *op) error { return o.unlink(dir, name, false) })
 }
 
 // Rmdir removes an empty directory (or an empty subvolume, as the kernel
 // does). mirrors btrfs_rmdir
-func (f *FS) Rmdir(dir ID, name string) error {
+func (f *FS) Rmdir(dir ondisk.InodeRef, name string) error {
 	return f.run(func(o *op) error { return o.unlink(dir, name, true) })
 }
 
-func (o *op) unlink(dir ID, name string, wantDir bool) error {
+func (o *op) unlink(dir ondisk.InodeRef, name string, wantDir bool) error {
 	dx, err := o.writableInode(dir)
 	if err != nil {
 		return err

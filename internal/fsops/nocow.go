@@ -19,7 +19,7 @@ type refOwner struct {
 
 // touchExtent records a reference change of the data extent at addr by
 // inode id whose data ref offset is off.
-func (f *FS) touchExtent(addr ondisk.LogicalAddr, id ID, off uint64) {
+func (f *FS) touchExtent(addr ondisk.LogicalAddr, id ondisk.InodeRef, off uint64) {
 	w := refOwner{root: id.Root, ino: id.Ino, off: off}
 	if old, ok := f.touched[addr]; ok && old != w {
 		w.mixed = true
@@ -37,7 +37,7 @@ func (f *FS) touchExtent(addr ondisk.LogicalAddr, id ID, off uint64) {
 // writeback (WriteAtReserved) writes it in place, unless a snapshot or
 // clone shared the extent meanwhile (so take those only after writeback).
 // Stats().NocowChecks counts the calls. mirrors check_can_nocow
-func (f *FS) CanNocow(id ID, off, length int64) (bool, error) {
+func (f *FS) CanNocow(id ondisk.InodeRef, off, length int64) (bool, error) {
 	f.nocowChecks.Add(1)
 	if off < 0 || length <= 0 || off+length < off {
 		return false, errf(syscall.EINVAL, "nocow check %v at %d+%d", id, off, length)
@@ -81,7 +81,7 @@ func (f *FS) CanNocow(id ID, off, length int64) (bool, error) {
 // this inode and mapping only, and in the extent tree referenced only by
 // this inode with this file-to-disk mapping (or not there yet: allocated in
 // this transaction). mirrors can_nocow_extent / btrfs_cross_ref_exist
-func (o *op) canNoCow(id ID, x *item.InodeItem, e *fext) (bool, error) {
+func (o *op) canNoCow(id ondisk.InodeRef, x *item.InodeItem, e *fext) (bool, error) {
 	if e.IsInline() || e.DiskBytenr == 0 || e.Compression != item.CompressNone {
 		return false, nil
 	}
@@ -127,12 +127,12 @@ func (o *op) canNoCow(id ID, x *item.InodeItem, e *fext) (bool, error) {
 	return counted == ei.Refs, nil
 }
 
-// writeInPlace overwrites the disk bytes of e behind file range [a,
-// a+len(data)); a preallocated extent becomes regular there.
-// mirrors btrfs_mark_extent_written
-func (o *op) writeInPlace(id ID, x *item.InodeItem, e *fext, a uint64, data []byte) error {
+// markInPlace records data written over the disk bytes of e behind file
+// range [a, a+len(data)) (writeSegData): their checksums, and a
+// preallocated extent becomes regular there. mirrors btrfs_mark_extent_written
+func (o *op) markInPlace(id ondisk.InodeRef, x *item.InodeItem, e *fext, a uint64, data []byte) error {
 	addr := e.DiskBytenr + ondisk.LogicalAddr(e.Offset+(a-e.off))
-	if err := o.putData(x, addr, data); err != nil {
+	if err := o.putCsums(x, addr, data); err != nil {
 		return err
 	}
 	if e.Type != item.FileExtentPrealloc {

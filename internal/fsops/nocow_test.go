@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
 // bytenrs lists the disk extents behind a file, in file order.
-func bytenrs(t *testing.T, f *FS, id ID) []uint64 {
+func bytenrs(t *testing.T, f *FS, id ondisk.InodeRef) []uint64 {
 	t.Helper()
 	var out []uint64
 	must(t, f.run(func(o *op) error {
@@ -58,7 +59,7 @@ func TestNoCow(t *testing.T) {
 		if after := bytenrs(t, f, b); bytes.Equal(u64bytes(after), u64bytes(before)) {
 			t.Fatalf("nodatacow write after a snapshot stayed in place: %v", after)
 		}
-		snapFile, _, err := f.Lookup(ID{mustSnap(t, f), RootDirIno}, "nocow")
+		snapFile, _, err := f.Lookup(ondisk.InodeRef{Root: mustSnap(t, f), Ino: RootDirIno}, "nocow")
 		must(t, err)
 		got, err := f.ReadAt(snapFile, 0, 8*ss)
 		must(t, err)
@@ -66,7 +67,7 @@ func TestNoCow(t *testing.T) {
 			t.Fatal("snapshot sees a write made after it")
 		}
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 	})
 }
 

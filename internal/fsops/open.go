@@ -38,7 +38,7 @@ func (f *FS) Close() error {
 	err := f.Commit()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	err = errors.Join(err, f.T.Close())
+	err = errors.Join(err, f.tx.Close())
 	if f.dev != nil {
 		err = errors.Join(err, f.dev.Close())
 		f.dev = nil

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/compress"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -34,7 +36,7 @@ func wantErrno(t *testing.T, what string, err error, want syscall.Errno) {
 	}
 }
 
-func readAll(t *testing.T, f *FS, id ID) []byte {
+func readAll(t *testing.T, f *FS, id ondisk.InodeRef) []byte {
 	t.Helper()
 	x, err := f.Stat(id)
 	must(t, err)
@@ -44,7 +46,7 @@ func readAll(t *testing.T, f *FS, id ID) []byte {
 }
 
 // checkNBytes recomputes what the extents of a file account for.
-func checkNBytes(t *testing.T, f *FS, id ID) {
+func checkNBytes(t *testing.T, f *FS, id ondisk.InodeRef) {
 	t.Helper()
 	err := f.run(func(o *op) error {
 		x, err := o.inode(id)
@@ -132,7 +134,7 @@ func TestNamespace(t *testing.T) {
 		}
 		check()
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 		f = openImage(t, img, Options{})
 		check()
 		must(t, f.Unlink(d, "a"))
@@ -141,12 +143,12 @@ func TestNamespace(t *testing.T) {
 		must(t, f.Rename(TopLevel, "empty", d, "e", 0))
 		must(t, f.Unlink(d, "dev"))
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 	})
 }
 
 // listTree describes every name below dir: type, permissions, links, size.
-func listTree(t *testing.T, f *FS, dir ID, prefix string) map[string]string {
+func listTree(t *testing.T, f *FS, dir ondisk.InodeRef, prefix string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	ents, err := f.ReadDir(dir)
@@ -209,7 +211,7 @@ func listTree(t *testing.T, f *FS, dir ID, prefix string) map[string]string {
 type shadow struct {
 	t    *testing.T
 	f    *FS
-	id   ID
+	id   ondisk.InodeRef
 	want []byte
 }
 
@@ -291,7 +293,7 @@ func TestWriteTruncateFallocate(t *testing.T) {
 				s.truncate(0)
 				s.write(0, 10, 'j')
 				must(t, f.Close())
-				btrfsCheck(t, img)
+				checktest.Image(t, img)
 				f = openImage(t, img, Options{Compress: alg})
 				s.f = f
 				s.check("reopen")
@@ -333,7 +335,7 @@ func TestClone(t *testing.T) {
 		sb.write(ss+10, 20, 'z') // COW of a shared extent
 		sa.check("after writing the clone")
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 	})
 }
 
@@ -355,7 +357,7 @@ func TestXattrsAndAttrs(t *testing.T) {
 			Mode: 0o4711, UID: 7, GID: 8, Atime: at, Mtime: at.Add(time.Second), Ctime: at.Add(2 * time.Second)})
 		must(t, err)
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 		f = openImage(t, img, Options{})
 		defer f.Close()
 		v, err := f.GetXattr(id, "user.a")
@@ -400,7 +402,7 @@ func TestManyLinks(t *testing.T) {
 				t.Fatalf("nlink %d, want %d", x.NLink, n+1)
 			}
 			must(t, f.Close())
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 			if o.features == "" && !strings.Contains(dumpTree(t, img, "fs"), "INODE_EXTREF") {
 				t.Fatal("no INODE_EXTREF items written")
 			}
@@ -409,7 +411,7 @@ func TestManyLinks(t *testing.T) {
 				must(t, f.Unlink(TopLevel, fmt.Sprintf("%s-%03d", strings.Repeat("l", 200), i)))
 			}
 			must(t, f.Close())
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 		})
 	}
 }
@@ -421,7 +423,7 @@ func TestSubvolumes(t *testing.T) {
 		must(t, err)
 		sv, err := f.CreateSubvolume(d, "sv", 0o755, 0, 0)
 		must(t, err)
-		svRoot := ID{sv, RootDirIno}
+		svRoot := ondisk.InodeRef{Root: sv, Ino: RootDirIno}
 		fid, err := f.Create(svRoot, "file", 0o644, 0, 0, 0)
 		must(t, err)
 		_, err = f.WriteAt(fid, 0, bytes.Repeat([]byte("s"), 10000))
@@ -431,17 +433,17 @@ func TestSubvolumes(t *testing.T) {
 		must(t, err)
 		ro, err := f.Snapshot(sv, TopLevel, "ro", true)
 		must(t, err)
-		_, err = f.Create(ID{ro, RootDirIno}, "x", 0o644, 0, 0, 0)
+		_, err = f.Create(ondisk.InodeRef{Root: ro, Ino: RootDirIno}, "x", 0o644, 0, 0, 0)
 		wantErrno(t, "create in read-only snapshot", err, syscall.EROFS)
-		_, err = f.WriteAt(ID{snap, fid.Ino}, 5, []byte("changed"))
+		_, err = f.WriteAt(ondisk.InodeRef{Root: snap, Ino: fid.Ino}, 5, []byte("changed"))
 		must(t, err)
 		wantErrno(t, "link across subvolumes", f.Link(fid, TopLevel, "x"), syscall.EXDEV)
 		wantErrno(t, "rename across subvolumes", f.Rename(svRoot, "file", TopLevel, "x", 0), syscall.EXDEV)
 		wantErrno(t, "unlink subvolume", f.Unlink(d, "sv"), syscall.EISDIR)
-		nested, err := f.CreateSubvolume(ID{snap, RootDirIno}, "nested", 0o755, 0, 0)
+		nested, err := f.CreateSubvolume(ondisk.InodeRef{Root: snap, Ino: RootDirIno}, "nested", 0o755, 0, 0)
 		must(t, err)
 		wantErrno(t, "delete subvolume with a nested one", f.DeleteSubvolume(TopLevel, "snap"), syscall.ENOTEMPTY)
-		must(t, f.Rename(ID{snap, RootDirIno}, "nested", ID{snap, RootDirIno}, "moved", 0))
+		must(t, f.Rename(ondisk.InodeRef{Root: snap, Ino: RootDirIno}, "nested", ondisk.InodeRef{Root: snap, Ino: RootDirIno}, "moved", 0))
 		subs, err := f.ListSubvolumes()
 		must(t, err)
 		var paths []string
@@ -453,14 +455,14 @@ func TestSubvolumes(t *testing.T) {
 			t.Fatalf("subvolumes %v, want %v", paths, want)
 		}
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 		root := dumpTree(t, img, "fs")
 		if !strings.Contains(root, fmt.Sprintf("location key (%d ROOT_ITEM 0) type DIR", sv)) ||
 			!strings.Contains(root, fmt.Sprintf("location key (%d ROOT_ITEM 18446744073709551615) type DIR", snap)) {
 			t.Fatalf("subvolume entries in the fs tree:\n%s", root)
 		}
 		f = openImage(t, img, Options{})
-		must(t, f.Rmdir(ID{snap, RootDirIno}, "moved")) // empty subvolume: rmdir deletes it
+		must(t, f.Rmdir(ondisk.InodeRef{Root: snap, Ino: RootDirIno}, "moved")) // empty subvolume: rmdir deletes it
 		must(t, f.DeleteSubvolume(TopLevel, "snap"))
 		must(t, f.DeleteSubvolume(TopLevel, "ro"))
 		got := readAll(t, f, fid)
@@ -468,6 +470,6 @@ func TestSubvolumes(t *testing.T) {
 			t.Fatal("subvolume file changed by its snapshot")
 		}
 		must(t, f.Close())
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 	})
 }

@@ -8,17 +8,17 @@ import (
 )
 
 // TopLevel is the root directory of the top-level subvolume (tree 5).
-var TopLevel = ID{ondisk.FSTreeObjectID, RootDirIno}
+var TopLevel = ondisk.InodeRef{Root: ondisk.FSTreeObjectID, Ino: RootDirIno}
 
 // Parent returns the directory that holds directory dir: through its inode
 // ref, or for a subvolume's root directory through the subvolume's
 // ROOT_BACKREF. The top level is its own parent.
-func (f *FS) Parent(dir ID) (ID, error) {
-	var out ID
+func (f *FS) Parent(dir ondisk.InodeRef) (ondisk.InodeRef, error) {
+	var out ondisk.InodeRef
 	err := f.run(func(o *op) error {
 		if dir.Ino != RootDirIno {
 			p, err := o.parentDir(dir)
-			out = ID{dir.Root, p}
+			out = ondisk.InodeRef{Root: dir.Root, Ino: p}
 			return err
 		}
 		if dir.Root == ondisk.FSTreeObjectID {
@@ -40,7 +40,7 @@ func (f *FS) Parent(dir ID) (ID, error) {
 		if err != nil {
 			return corruptf("root backref %v: %w", p.Key(), err)
 		}
-		out = ID{ondisk.ObjectID(p.Key().Offset), r.DirID}
+		out = ondisk.InodeRef{Root: ondisk.ObjectID(p.Key().Offset), Ino: r.DirID}
 		return nil
 	})
 	return out, err

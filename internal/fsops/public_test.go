@@ -8,6 +8,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // The random test also reads every image it writes back through the public
@@ -52,7 +53,7 @@ func describePublic(img string) (map[string]string, error) {
 				body = "-> " + target
 			default:
 				if st.Rdev != 0 {
-					body = fmt.Sprintf("rdev %d", uint64(st.Major())<<20|uint64(st.Minor()))
+					body = fmt.Sprintf("rdev %d", ondisk.DecodeDevT(st.Rdev))
 				}
 			}
 			xs, err := xattrsOf(f, p, fi)

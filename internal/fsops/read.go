@@ -12,7 +12,7 @@ import (
 )
 
 // ReadAt reads up to n bytes of file id at off (fewer at the end of the file).
-func (f *FS) ReadAt(id ID, off uint64, n int) ([]byte, error) {
+func (f *FS) ReadAt(id ondisk.InodeRef, off uint64, n int) ([]byte, error) {
 	var out []byte
 	err := f.run(func(o *op) error {
 		x, err := o.inode(id)
@@ -33,7 +33,7 @@ func (f *FS) ReadAt(id ID, off uint64, n int) ([]byte, error) {
 }
 
 // Readlink returns a symlink's target.
-func (f *FS) Readlink(id ID) (string, error) {
+func (f *FS) Readlink(id ondisk.InodeRef) (string, error) {
 	var s string
 	err := f.run(func(o *op) error {
 		x, err := o.inode(id)
@@ -71,7 +71,7 @@ const pathMax = 4096
 // transaction's csum tree (so checksums of data written and not yet
 // committed count), from the other copy when one is bad; a sector no copy
 // holds intact fails the read with a *fileread.DataError (ErrCorrupt).
-func (o *op) readRange(id ID, x *item.InodeItem, off uint64, n int) ([]byte, error) {
+func (o *op) readRange(id ondisk.InodeRef, x *item.InodeItem, off uint64, n int) ([]byte, error) {
 	buf := make([]byte, n)
 	limit := x.Size
 	if n == 0 || off >= limit {
@@ -97,7 +97,7 @@ func (o *op) readRange(id ID, x *item.InodeItem, off uint64, n int) ([]byte, err
 }
 
 // readExtent fills dst with the file bytes at pos that e holds.
-func (o *op) readExtent(id ID, x *item.InodeItem, e *fext, pos uint64, dst []byte) error {
+func (o *op) readExtent(id ondisk.InodeRef, x *item.InodeItem, e *fext, pos uint64, dst []byte) error {
 	if e.IsInline() {
 		data, err := o.inlineData(id, e)
 		if err != nil {
@@ -108,21 +108,21 @@ func (o *op) readExtent(id ID, x *item.InodeItem, e *fext, pos uint64, dst []byt
 		}
 		return nil
 	}
-	in := fileread.Inode{Subvol: uint64(id.Root), Ino: uint64(id.Ino), NoDataSum: x.Flags&item.InodeNoDataSum != 0}
+	in := fileread.Inode{InodeRef: id, NoDataSum: x.Flags&item.InodeNoDataSum != 0}
 	var sums *datacsum.Tree
 	if !in.NoDataSum {
 		t, err := o.tree(ondisk.CsumTreeObjectID)
 		if err != nil {
 			return fmt.Errorf("read data of %v at %d: %w", id, pos, err)
 		}
-		sums = &datacsum.Tree{T: t, SectorSize: uint32(o.f.sectorSize), Type: o.f.FI.Csum}
+		sums = &datacsum.Tree{T: t, SectorSize: uint32(o.f.sectorSize), Type: o.f.info.Csum}
 	}
 	return o.f.data.Read(in, sums, &fileread.Extent{Start: e.off, DiskBytenr: e.DiskBytenr,
 		DiskNumBytes: e.DiskNumBytes, Offset: e.Offset, RAMBytes: e.RAMBytes, Compression: e.Compression}, dst, pos)
 }
 
 // inlineData returns the uncompressed bytes of an inline extent (ram_bytes long).
-func (o *op) inlineData(id ID, e *fext) ([]byte, error) {
+func (o *op) inlineData(id ondisk.InodeRef, e *fext) ([]byte, error) {
 	if e.Compression == item.CompressNone {
 		out := make([]byte, e.RAMBytes)
 		copy(out, e.Inline)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -17,7 +18,7 @@ const (
 // Rename moves srcName in srcDir to dstName in dstDir, replacing what is
 // there unless flags say otherwise. Both directories must be in one subvolume
 // (EXDEV). mirrors btrfs_rename2
-func (f *FS) Rename(srcDir ID, srcName string, dstDir ID, dstName string, flags uint32) error {
+func (f *FS) Rename(srcDir ondisk.InodeRef, srcName string, dstDir ondisk.InodeRef, dstName string, flags uint32) error {
 	if flags&^(RenameNoReplace|RenameExchange) != 0 || flags == RenameNoReplace|RenameExchange {
 		return errf(syscall.EINVAL, "rename %q: flags %#x", srcName, flags)
 	}
@@ -30,7 +31,7 @@ func (f *FS) Rename(srcDir ID, srcName string, dstDir ID, dstName string, flags 
 	return f.run(func(o *op) error { return o.rename(srcDir, srcName, dstDir, dstName, flags) })
 }
 
-func (o *op) rename(srcDir ID, srcName string, dstDir ID, dstName string, flags uint32) error {
+func (o *op) rename(srcDir ondisk.InodeRef, srcName string, dstDir ondisk.InodeRef, dstName string, flags uint32) error {
 	if srcDir.Root != dstDir.Root {
 		return errf(syscall.EXDEV, "rename %q in %v to %q in %v", srcName, srcDir, dstName, dstDir)
 	}
@@ -106,7 +107,7 @@ func (o *op) rename(srcDir ID, srcName string, dstDir ID, dstName string, flags 
 // link (btrfs_rename), plus the items of a replaced inode that goes; for an
 // exchange, per name the dir items, index and parent, and the inode, its
 // ref, or for a subvolume its root refs (btrfs_rename_exchange).
-func (o *op) reserveRename(srcDir ID, se *Entry, dstDir ID, de *Entry, exchange bool) error {
+func (o *op) reserveRename(srcDir ondisk.InodeRef, se *Entry, dstDir ondisk.InodeRef, de *Entry, exchange bool) error {
 	items := itemsRename
 	switch {
 	case exchange:
@@ -137,7 +138,7 @@ func (o *op) reserveRename(srcDir ID, se *Entry, dstDir ID, de *Entry, exchange 
 }
 
 // exchange swaps two names (RENAME_EXCHANGE). mirrors btrfs_rename_exchange
-func (o *op) exchange(srcDir ID, sdx *item.InodeItem, se *Entry, dstDir ID, ddx *item.InodeItem, de *Entry) error {
+func (o *op) exchange(srcDir ondisk.InodeRef, sdx *item.InodeItem, se *Entry, dstDir ondisk.InodeRef, ddx *item.InodeItem, de *Entry) error {
 	if _, err := o.removeLink(srcDir, sdx, se.Name); err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func (o *op) exchange(srcDir ID, sdx *item.InodeItem, se *Entry, dstDir ID, ddx 
 }
 
 // checkRenameTarget applies the type rules of replacing de by se.
-func (o *op) checkRenameTarget(srcDir ID, se *Entry, dstDir ID, de *Entry, exchange bool) error {
+func (o *op) checkRenameTarget(srcDir ondisk.InodeRef, se *Entry, dstDir ondisk.InodeRef, de *Entry, exchange bool) error {
 	if de == nil || exchange {
 		return nil
 	}
@@ -183,7 +184,7 @@ func (o *op) checkRenameTarget(srcDir ID, se *Entry, dstDir ID, de *Entry, excha
 
 // checkNotAncestor refuses to move directory moved into its own subtree:
 // EINVAL when moved is dir or one of its ancestors.
-func (o *op) checkNotAncestor(moved, dir ID) error {
+func (o *op) checkNotAncestor(moved, dir ondisk.InodeRef) error {
 	cur := dir
 	for i := 0; ; i++ {
 		if cur == moved {
@@ -201,7 +202,7 @@ func (o *op) checkNotAncestor(moved, dir ID) error {
 }
 
 // touchTarget updates the ctime of a renamed inode.
-func (o *op) touchTarget(dir ID, e *Entry) error {
+func (o *op) touchTarget(dir ondisk.InodeRef, e *Entry) error {
 	if e.IsSubvol() {
 		return nil // its root directory lives in the (maybe read-only) subvolume
 	}
@@ -215,7 +216,7 @@ func (o *op) touchTarget(dir ID, e *Entry) error {
 }
 
 // dirInode reads an inode that must be a directory.
-func (o *op) dirInode(id ID) (*item.InodeItem, error) {
+func (o *op) dirInode(id ondisk.InodeRef) (*item.InodeItem, error) {
 	x, err := o.inode(id)
 	if err != nil {
 		return nil, err

@@ -90,7 +90,7 @@ func manyItems(n int) int { return (n + extentsPerItem - 1) / extentsPerItem }
 // csumItems is how many checksum leaves the data of n bytes needs.
 // mirrors btrfs_csum_bytes_to_leaves
 func (f *FS) csumItems(n uint64) int {
-	perLeaf := uint64(f.maxItemSize() / f.FI.Csum.Size())
+	perLeaf := uint64(f.maxItemSize() / f.info.Csum.Size())
 	sums := n / f.sectorSize
 	return int((sums + perLeaf - 1) / perLeaf)
 }
@@ -193,7 +193,7 @@ func (f *FS) refreshSpace() { f.endSpace(false, 0) }
 // as free space is read again, so that ReserveData never sees the claim
 // gone but the space it covered still counted free.
 func (f *FS) endSpace(done bool, consumed uint64) {
-	s := f.T.Groups().Space(ondisk.BlockGroupData)
+	s := f.tx.Groups().Space(ondisk.BlockGroupData)
 	d := &f.space
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -202,7 +202,7 @@ func (f *FS) endSpace(done bool, consumed uint64) {
 		d.rsv -= min(d.rsv, consumed)
 	}
 	d.free, d.pinned = s.Free, s.Pinned
-	if d.full && (d.fullSeen != [2]uint64{s.Free, s.Pinned} || f.T.Transid() != d.fullTrans) {
+	if d.full && (d.fullSeen != [2]uint64{s.Free, s.Pinned} || f.tx.Transid() != d.fullTrans) {
 		d.full = false
 	}
 }
@@ -270,7 +270,7 @@ func (f *FS) ReserveData(n uint64) error {
 		d.mu.Unlock()
 		return nil
 	}
-	full := d.full && f.T.Transid() == d.fullTrans
+	full := d.full && f.tx.Transid() == d.fullTrans
 	if full {
 		d.stats.ReserveDataFails++
 		d.mu.Unlock()
@@ -288,7 +288,7 @@ func (f *FS) reserveDataSlow(n uint64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for attempt := 0; ; attempt++ {
-		h, err := f.T.Begin()
+		h, err := f.tx.Begin()
 		if err != nil {
 			return err
 		}
@@ -321,7 +321,7 @@ func (f *FS) reserveDataSlow(n uint64) error {
 			continue
 		}
 		d.mu.Lock()
-		d.full, d.fullSeen, d.fullTrans = true, [2]uint64{d.free, d.pinned}, f.T.Transid()
+		d.full, d.fullSeen, d.fullTrans = true, [2]uint64{d.free, d.pinned}, f.tx.Transid()
 		d.stats.ReserveDataFails++
 		free, rsv := d.free, d.rsv
 		d.mu.Unlock()

@@ -112,7 +112,7 @@ func (o *op) delRootRef(parent, child, dirid ondisk.ObjectID, name string) (uint
 	return ref.Sequence, nil
 }
 
-// nextRootID is one past the highest object ID in the root tree, at least
+// nextRootID is one past the highest object ondisk.InodeRef in the root tree, at least
 // 256. mirrors btrfs_get_free_objectid(tree_root)
 func (o *op) nextRootID() (ondisk.ObjectID, error) {
 	hi, err := o.highestObjectID(ondisk.RootTreeObjectID)
@@ -127,7 +127,7 @@ func (o *op) nextRootID() (ondisk.ObjectID, error) {
 }
 
 // prepareLink checks that name can be added to dir.
-func (o *op) prepareLink(dir ID, name string) (*item.InodeItem, error) {
+func (o *op) prepareLink(dir ondisk.InodeRef, name string) (*item.InodeItem, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -144,8 +144,8 @@ func (o *op) prepareLink(dir ID, name string) (*item.InodeItem, error) {
 }
 
 // CreateSubvolume makes an empty subvolume linked as name in dir and
-// returns its tree ID. mirrors create_subvol
-func (f *FS) CreateSubvolume(dir ID, name string, mode, uid, gid uint32) (ondisk.ObjectID, error) {
+// returns its tree ondisk.InodeRef. mirrors create_subvol
+func (f *FS) CreateSubvolume(dir ondisk.InodeRef, name string, mode, uid, gid uint32) (ondisk.ObjectID, error) {
 	var id ondisk.ObjectID
 	err := f.run(func(o *op) error {
 		dx, err := o.prepareLink(dir, name)
@@ -163,7 +163,7 @@ func (f *FS) CreateSubvolume(dir ID, name string, mode, uid, gid uint32) (ondisk
 			return fmt.Errorf("create subvolume %q: %w", name, err)
 		}
 		o.trees[id] = t
-		rootDir := ID{id, RootDirIno}
+		rootDir := ondisk.InodeRef{Root: id, Ino: RootDirIno}
 		if _, err := o.newInode(rootDir, item.SIFDIR|mode&0o7777, uid, gid, 0, 0); err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func (f *FS) CreateSubvolume(dir ID, name string, mode, uid, gid uint32) (ondisk
 
 // Snapshot makes a snapshot of subvolume src linked as name in dir.
 // mirrors create_snapshot / create_pending_snapshot
-func (f *FS) Snapshot(src ondisk.ObjectID, dir ID, name string, readonly bool) (ondisk.ObjectID, error) {
+func (f *FS) Snapshot(src ondisk.ObjectID, dir ondisk.InodeRef, name string, readonly bool) (ondisk.ObjectID, error) {
 	// Like the kernel, which takes snapshots inside the commit, snapshot a
 	// committed tree: then no block of the running transaction is shared.
 	// (Working around txn: sharing blocks of the running transaction, or
@@ -226,7 +226,7 @@ func (f *FS) Snapshot(src ondisk.ObjectID, dir ID, name string, readonly bool) (
 // DeleteSubvolume unlinks the subvolume called name in dir and deletes its
 // tree. It refuses the default subvolume and subvolumes holding others.
 // mirrors btrfs_delete_subvolume
-func (f *FS) DeleteSubvolume(dir ID, name string) error {
+func (f *FS) DeleteSubvolume(dir ondisk.InodeRef, name string) error {
 	return f.run(func(o *op) error {
 		dx, err := o.writableDir(dir)
 		if err != nil {
@@ -244,11 +244,11 @@ func (f *FS) DeleteSubvolume(dir ID, name string) error {
 }
 
 // deleteSubvol is rmdir on a subvolume: it must be empty.
-func (o *op) deleteSubvol(dir ID, dx *item.InodeItem, name string, e *Entry) error {
+func (o *op) deleteSubvol(dir ondisk.InodeRef, dx *item.InodeItem, name string, e *Entry) error {
 	return o.deleteSubvolEntry(dir, dx, name, e, true)
 }
 
-func (o *op) deleteSubvolEntry(dir ID, dx *item.InodeItem, name string, e *Entry, mustBeEmpty bool) error {
+func (o *op) deleteSubvolEntry(dir ondisk.InodeRef, dx *item.InodeItem, name string, e *Entry, mustBeEmpty bool) error {
 	sub := e.Location.ObjectID
 	if def, err := o.defaultSubvol(); err != nil {
 		return err
@@ -270,7 +270,7 @@ func (o *op) deleteSubvolEntry(dir ID, dx *item.InodeItem, name string, e *Entry
 		return errf(syscall.ENOTEMPTY, "delete subvolume %q: it holds other subvolumes", name)
 	}
 	if mustBeEmpty {
-		empty, err := o.dirEmpty(ID{sub, RootDirIno})
+		empty, err := o.dirEmpty(ondisk.InodeRef{Root: sub, Ino: RootDirIno})
 		if err != nil {
 			return err
 		}
@@ -302,7 +302,7 @@ func (o *op) deleteSubvolEntry(dir ID, dx *item.InodeItem, name string, e *Entry
 
 // defaultSubvol reads the "default" entry of the root tree directory.
 func (o *op) defaultSubvol() (ondisk.ObjectID, error) {
-	e, err := o.lookupEntry(ID{ondisk.RootTreeObjectID, ondisk.RootTreeDirObjectID}, "default")
+	e, err := o.lookupEntry(ondisk.InodeRef{Root: ondisk.RootTreeObjectID, Ino: ondisk.RootTreeDirObjectID}, "default")
 	if err != nil {
 		if isNotExist(err) {
 			return ondisk.FSTreeObjectID, nil
@@ -381,7 +381,7 @@ func (o *op) delUUID(id ondisk.ObjectID) error {
 	return ut.UpdateItem(o.a, key, rest.Bytes())
 }
 
-// ListSubvolumes returns every subvolume but the top level, by ID.
+// ListSubvolumes returns every subvolume but the top level, by ondisk.InodeRef.
 func (f *FS) ListSubvolumes() ([]Subvol, error) {
 	var out []Subvol
 	err := f.run(func(o *op) error {
@@ -436,7 +436,7 @@ func (o *op) subvolPath(all []Subvol, i, depth int) string {
 	if s.Parent == 0 || depth > 64 {
 		return ""
 	}
-	dir, err := o.inodePath(ID{s.Parent, s.DirID})
+	dir, err := o.inodePath(ondisk.InodeRef{Root: s.Parent, Ino: s.DirID})
 	if err != nil {
 		return ""
 	}
@@ -455,7 +455,7 @@ func (o *op) subvolPath(all []Subvol, i, depth int) string {
 }
 
 // inodePath is the path of directory id from its subvolume's root.
-func (o *op) inodePath(id ID) (string, error) {
+func (o *op) inodePath(id ondisk.InodeRef) (string, error) {
 	var parts []string
 	for cur := id; cur.Ino != RootDirIno; {
 		parent, err := o.parentDir(cur)

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
 // Truncate sets the size of a regular file.
-func (f *FS) Truncate(id ID, size uint64) error {
+func (f *FS) Truncate(id ondisk.InodeRef, size uint64) error {
 	_, err := f.Setattr(id, SetAttr{Valid: SetSize, Size: size})
 	return err
 }
@@ -19,7 +20,7 @@ func (f *FS) Truncate(id ID, size uint64) error {
 // reserves metadata for its changes and extra more items (the caller's)
 // first: from the global reserve when shrinking, as truncation frees space.
 // mirrors btrfs_setsize, btrfs_truncate and btrfs_cont_expand
-func (o *op) truncate(id ID, x *item.InodeItem, size uint64, extra int) error {
+func (o *op) truncate(id ondisk.InodeRef, x *item.InodeItem, size uint64, extra int) error {
 	if size > maxFileSize {
 		return errf(syscall.EFBIG, "truncate %v to %d", id, size)
 	}
@@ -73,7 +74,7 @@ func (o *op) truncate(id ID, x *item.InodeItem, size uint64, extra int) error {
 }
 
 // truncateInline cuts or extends a file that stays inline.
-func (o *op) truncateInline(id ID, x *item.InodeItem, inl *fext, size uint64, extra int) error {
+func (o *op) truncateInline(id ondisk.InodeRef, x *item.InodeItem, inl *fext, size uint64, extra int) error {
 	var err error
 	if size < x.Size {
 		err = o.reserveForDelete(extra + 2)
@@ -106,7 +107,7 @@ func (o *op) truncateInline(id ID, x *item.InodeItem, inl *fext, size uint64, ex
 // addZero adds to st the rewrite of the sector holding [a, b) with those
 // bytes zeroed, when the sector holds written data (holes and preallocated
 // space already read as zeros). mirrors btrfs_truncate_block
-func (o *op) addZero(st *store, id ID, x *item.InodeItem, a, b uint64) error {
+func (o *op) addZero(st *store, id ondisk.InodeRef, x *item.InodeItem, a, b uint64) error {
 	ss := o.f.sectorSize
 	s := alignDown(a, ss)
 	b = min(b, x.Size)

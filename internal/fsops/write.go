@@ -23,7 +23,7 @@ const (
 // no data space that ReserveData holders keep. When the filesystem has no
 // room for it the error satisfies errors.Is(err, syscall.ENOSPC) and the file
 // is unchanged. mirrors btrfs_buffered_write followed by writeback (cow_file_range)
-func (f *FS) WriteAt(id ID, off uint64, data []byte) (int, error) {
+func (f *FS) WriteAt(id ondisk.InodeRef, off uint64, data []byte) (int, error) {
 	return f.WriteAtReserved(id, off, data, 0)
 }
 
@@ -33,7 +33,7 @@ func (f *FS) WriteAt(id ID, off uint64, data []byte) (int, error) {
 // caller still holds them). Parts that go in place (NODATACOW or
 // preallocated extents, see CanNocow) need no data space at all.
 // mirrors the writeback of delalloc (run_delalloc_range)
-func (f *FS) WriteAtReserved(id ID, off uint64, data []byte, reserved uint64) (int, error) {
+func (f *FS) WriteAtReserved(id ondisk.InodeRef, off uint64, data []byte, reserved uint64) (int, error) {
 	err := f.runReserved(reserved, func(o *op) error {
 		x, err := o.writableInode(id)
 		if err != nil {
@@ -59,7 +59,7 @@ func (f *FS) WriteAtReserved(id ID, off uint64, data []byte, reserved uint64) (i
 // write changes the inode's data and size (the caller stores x). It
 // reserves the metadata it needs and allocates its data before it changes
 // anything.
-func (o *op) write(id ID, x *item.InodeItem, off uint64, data []byte) error {
+func (o *op) write(id ondisk.InodeRef, x *item.InodeItem, off uint64, data []byte) error {
 	if len(data) == 0 {
 		return nil
 	}
@@ -118,7 +118,7 @@ func (o *op) write(id ID, x *item.InodeItem, off uint64, data []byte) error {
 }
 
 // writeInline stores the whole new content of a small file inline.
-func (o *op) writeInline(id ID, x *item.InodeItem, inl *fext, off uint64, data []byte, newSize uint64) error {
+func (o *op) writeInline(id ondisk.InodeRef, x *item.InodeItem, inl *fext, off uint64, data []byte, newSize uint64) error {
 	if err := o.reserve(itemsInode + 2); err != nil {
 		return fmt.Errorf("write %v at %d+%d: %w", id, off, len(data), err)
 	}
@@ -142,7 +142,7 @@ func (o *op) writeInline(id ID, x *item.InodeItem, inl *fext, off uint64, data [
 // sectorRange returns the whole sectors a write of data at off changes,
 // with the bytes they will hold: the parts of the first and last sector the
 // write does not cover are read back.
-func (o *op) sectorRange(id ID, x *item.InodeItem, off uint64, data []byte) (uint64, []byte, error) {
+func (o *op) sectorRange(id ondisk.InodeRef, x *item.InodeItem, off uint64, data []byte) (uint64, []byte, error) {
 	ss := o.f.sectorSize
 	start := alignDown(off, ss)
 	end := alignUp(off+uint64(len(data)), ss)
@@ -199,7 +199,7 @@ type store struct {
 // addRange adds the sector-aligned buf at start: in place where the file is
 // NODATACOW or preallocated and the disk extent is not shared, by COW
 // everywhere else. mirrors run_delalloc_nocow
-func (o *op) addRange(st *store, id ID, x *item.InodeItem, start uint64, buf []byte) error {
+func (o *op) addRange(st *store, id ondisk.InodeRef, x *item.InodeItem, start uint64, buf []byte) error {
 	end := start + uint64(len(buf))
 	es, err := o.extents(id, start, end)
 	if err != nil {
@@ -252,7 +252,7 @@ func (f *FS) csumItemsFor(x *item.InodeItem, n uint64) int {
 
 // addUninline adds the rewrite of the inline extent inl as a regular
 // one-sector extent, before the file grows past what inline extents hold.
-func (o *op) addUninline(st *store, id ID, x *item.InodeItem, inl *fext) error {
+func (o *op) addUninline(st *store, id ondisk.InodeRef, x *item.InodeItem, inl *fext) error {
 	data, err := o.inlineData(id, inl)
 	if err != nil {
 		return err
@@ -297,17 +297,40 @@ func (o *op) allocStore(st *store) error {
 	return nil
 }
 
-// applyStore changes the file as planned.
-func (o *op) applyStore(id ID, x *item.InodeItem, st *store) error {
+// applyStore changes the file as planned. Every data write is issued
+// before any item changes, so a failed write (an I/O error) leaves the
+// file's items as they were; the new extents it allocated are given back
+// at commit. mirrors the kernel inserting file extent items only when the
+// ordered extent's I/O completed (btrfs_finish_ordered_io)
+func (o *op) applyStore(id ondisk.InodeRef, x *item.InodeItem, st *store) error {
+	for i := range st.segs {
+		if err := o.writeSegData(&st.segs[i]); err != nil {
+			return err
+		}
+	}
 	for i := range st.segs {
 		s := &st.segs[i]
 		if s.e != nil {
-			if err := o.writeInPlace(id, x, s.e, s.a, s.buf); err != nil {
+			if err := o.markInPlace(id, x, s.e, s.a, s.buf); err != nil {
 				return err
 			}
 			continue
 		}
 		if err := o.applyCow(id, x, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSegData writes a segment's disk bytes: in place behind its extent,
+// or to the extents planCow allocated.
+func (o *op) writeSegData(s *storeSeg) error {
+	if s.e != nil {
+		return o.writeData(s.e.DiskBytenr+ondisk.LogicalAddr(s.e.Offset+(s.a-s.e.off)), s.buf)
+	}
+	for _, p := range s.pieces {
+		if err := o.writeData(p.addr, p.disk); err != nil {
 			return err
 		}
 	}
@@ -380,14 +403,14 @@ func (o *op) planCompressed(s *storeSeg, off uint64, chunk []byte, alg compress.
 
 // applyCow replaces the segment's file range with its allocated extents.
 // mirrors insert_reserved_file_extent for each ordered extent
-func (o *op) applyCow(id ID, x *item.InodeItem, s *storeSeg) error {
+func (o *op) applyCow(id ondisk.InodeRef, x *item.InodeItem, s *storeSeg) error {
 	freed, err := o.dropExtents(id, s.a, s.a+uint64(len(s.buf)))
 	if err != nil {
 		return err
 	}
 	x.NBytes -= freed
 	for _, p := range s.pieces {
-		if err := o.putData(x, p.addr, p.disk); err != nil {
+		if err := o.putCsums(x, p.addr, p.disk); err != nil {
 			return err
 		}
 		e := fext{p.off, item.FileExtentItem{Generation: ondisk.Generation(o.transid), RAMBytes: p.ram,
@@ -419,11 +442,17 @@ func (o *op) allocData(want uint64) (ondisk.LogicalAddr, uint64, error) {
 	}
 }
 
-// putData writes disk bytes and, unless the inode has NODATASUM, their checksums.
-func (o *op) putData(x *item.InodeItem, addr ondisk.LogicalAddr, disk []byte) error {
+// writeData writes disk bytes at addr.
+func (o *op) writeData(addr ondisk.LogicalAddr, disk []byte) error {
 	if err := o.h.WriteData(addr, disk); err != nil {
 		return fmt.Errorf("write data at %d: %w", addr, err)
 	}
+	return nil
+}
+
+// putCsums adds the checksums of disk bytes written at addr, unless the
+// inode has NODATASUM.
+func (o *op) putCsums(x *item.InodeItem, addr ondisk.LogicalAddr, disk []byte) error {
 	if x.Flags&item.InodeNoDataSum != 0 {
 		return nil
 	}

@@ -24,7 +24,7 @@ func xattrKey(ino ondisk.ObjectID, name string) ondisk.Key {
 func (f *FS) maxXattrSize() int { return f.maxItemSize() - item.DirItemHeaderSize }
 
 // GetXattr returns the value of name; ENODATA if unset.
-func (f *FS) GetXattr(id ID, name string) ([]byte, error) {
+func (f *FS) GetXattr(id ondisk.InodeRef, name string) ([]byte, error) {
 	var val []byte
 	err := f.run(func(o *op) error {
 		if _, err := o.inode(id); err != nil {
@@ -44,7 +44,7 @@ func (f *FS) GetXattr(id ID, name string) ([]byte, error) {
 }
 
 // ListXattr returns every xattr name of id in key order.
-func (f *FS) ListXattr(id ID) ([]string, error) {
+func (f *FS) ListXattr(id ondisk.InodeRef) ([]string, error) {
 	var names []string
 	err := f.run(func(o *op) error {
 		if _, err := o.inode(id); err != nil {
@@ -80,7 +80,7 @@ func (f *FS) ListXattr(id ID) ([]string, error) {
 // The ACL xattrs follow the kernel's rules (acl.go): the value is checked,
 // an access ACL sets the mode and is stored only when the mode cannot
 // express it; XattrACLKillSGID clears S_ISGID then. mirrors btrfs_setxattr
-func (f *FS) SetXattr(id ID, name string, value []byte, flags int) error {
+func (f *FS) SetXattr(id ondisk.InodeRef, name string, value []byte, flags int) error {
 	if name == "" || len(name) > nameMax {
 		return errf(syscall.ERANGE, "setxattr %q", name)
 	}
@@ -122,7 +122,7 @@ func (f *FS) SetXattr(id ID, name string, value []byte, flags int) error {
 
 // RemoveXattr deletes name; ENODATA if unset. Removing an ACL that is not
 // set is no error, as on btrfs.
-func (f *FS) RemoveXattr(id ID, name string) error {
+func (f *FS) RemoveXattr(id ondisk.InodeRef, name string) error {
 	if acl.IsACL(name) {
 		return f.run(func(o *op) error { return o.setACL(id, name, nil, 0) })
 	}
@@ -155,7 +155,7 @@ func (f *FS) RemoveXattr(id ID, name string) error {
 }
 
 // findXattr returns the entry for name or nil.
-func (o *op) findXattr(id ID, name string) (*item.DirItem, error) {
+func (o *op) findXattr(id ondisk.InodeRef, name string) (*item.DirItem, error) {
 	t, err := o.tree(id.Root)
 	if err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func (o *op) findXattr(id ID, name string) (*item.DirItem, error) {
 // putXattr replaces or adds the entry in its XATTR_ITEM (entries whose names
 // hash alike share one item). The entry type is BTRFS_FT_XATTR.
 // mirrors btrfs_insert_xattr_item / do_setxattr
-func (o *op) putXattr(id ID, name string, value []byte) error {
+func (o *op) putXattr(id ondisk.InodeRef, name string, value []byte) error {
 	t, err := o.tree(id.Root)
 	if err != nil {
 		return err

@@ -116,7 +116,7 @@ func (n *Node) createMode(mode uint32) (uint32, syscall.Errno) {
 	if umask == 0 || n.m.rw == nil {
 		return mode, 0
 	}
-	has, err := n.m.rw.ops.HasDefaultACL(fid(n.id))
+	has, err := n.m.rw.ops.HasDefaultACL(n.id)
 	if err != nil {
 		return 0, n.m.errnoOf("read default ACL of", n.id, err)
 	}

@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"errors"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"syscall"
 	"time"
 
@@ -13,9 +14,9 @@ import (
 // an atime itself, so the daemon does, on READ and READDIR, by the rules
 // of the mount (-o relatime, the default; noatime; strictatime;
 // nodiratime) as the kernel's atime_needs_update and relatime_need_update
-// apply them. An update changes the inode item in the running transaction
-// only (the atime alone: not ctime, not mtime); it is written with the
-// next commit, never a commit of its own. Read-only mounts, read-only
+// apply them. An update is kept in memory and written into the inode item
+// (the atime alone: not ctime, not mtime) just before the next commit,
+// never a commit of its own (accessed). Read-only mounts, read-only
 // subvolumes and inodes with the NOATIME flag (chattr +A) keep their atime.
 //
 // A read the kernel serves from its page cache never reaches the daemon.
@@ -46,8 +47,12 @@ func (m *fsys) atimeDue(a *attr, now time.Time) bool {
 	return !a.Mtime.Before(a.Atime) || !a.Ctime.Before(a.Atime) || now.Sub(a.Atime) >= relatimeWindow
 }
 
-// accessed updates id's atime after a read, if the mount's rules want it.
-func (m *fsys) accessed(id ID) {
+// accessed notes a new atime for id after a read, if the mount's rules
+// want one. The atime waits in memory (rwState.atimes, shown by getattr)
+// until the next writeback of everything (flushAll: the periodic commit,
+// sync, fsync of the inode, remount,ro, unmount) writes it into the inode
+// item: one inode update per inode and commit, however many reads.
+func (m *fsys) accessed(id ondisk.InodeRef) {
 	if mode, _ := m.atimeRule(); m.rw == nil || mode == AtimeNever {
 		return
 	}
@@ -57,24 +62,52 @@ func (m *fsys) accessed(id ID) {
 	if err != nil || !m.atimeDue(&a, now) {
 		return
 	}
-	l := r.lock(id)
-	l.Lock()
-	defer l.Unlock()
-	x, err := r.ops.Stat(fid(id))
-	if err != nil {
-		return
+	r.mu.Lock()
+	r.atimes[id] = now
+	r.mu.Unlock()
+}
+
+// flushAtimes writes the pending atimes (all, or id's only) into the
+// inode items: the atime alone, ctime kept. A read-only subvolume or a
+// deleted inode keeps none.
+func (r *rwState) flushAtimes(only *ondisk.InodeRef) {
+	r.mu.Lock()
+	var todo map[ondisk.InodeRef]time.Time
+	if only != nil {
+		if t, ok := r.atimes[*only]; ok {
+			todo = map[ondisk.InodeRef]time.Time{*only: t}
+			delete(r.atimes, *only)
+		}
+	} else if len(r.atimes) > 0 {
+		todo, r.atimes = r.atimes, map[ondisk.InodeRef]time.Time{}
 	}
-	_, err = r.ops.Setattr(fid(id), fsops.SetAttr{Valid: fsops.SetAtime | fsops.SetCtime,
-		Atime: now, Ctime: x.Ctime.Time()})
-	if err != nil && !errors.Is(err, syscall.EROFS) && !errors.Is(err, syscall.ENOENT) {
-		m.logf("atime of %v: %v", id, err)
+	r.mu.Unlock()
+	for id, t := range todo {
+		l := r.lock(id)
+		l.Lock()
+		x, err := r.ops.Stat(id)
+		if err == nil && x.Atime.Time().Before(t) {
+			_, err = r.ops.Setattr(id, fsops.SetAttr{Valid: fsops.SetAtime | fsops.SetCtime,
+				Atime: t, Ctime: x.Ctime.Time()})
+		}
+		l.Unlock()
+		if err != nil && !errors.Is(err, syscall.EROFS) && !errors.Is(err, syscall.ENOENT) {
+			r.m.logf("atime of %v: %v", id, err)
+		}
 	}
+}
+
+// dropAtime forgets a pending atime (an explicit one was set).
+func (r *rwState) dropAtime(id ondisk.InodeRef) {
+	r.mu.Lock()
+	delete(r.atimes, id)
+	r.mu.Unlock()
 }
 
 // keepCache says whether an open of id may keep the kernel's cached pages:
 // not when the next read must reach the daemon to update the atime.
-func (m *fsys) keepCache(id ID, flags uint32) bool {
-	if mode, _ := m.atimeRule(); m.rw == nil || mode == AtimeNever || m.opts.WritebackCache ||
+func (m *fsys) keepCache(id ondisk.InodeRef, flags uint32) bool {
+	if mode, _ := m.atimeRule(); m.rw == nil || mode == AtimeNever ||
 		flags&syscall.O_ACCMODE == syscall.O_WRONLY {
 		return true
 	}

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // attr is an inode's attributes as getattr reports them.
@@ -12,7 +14,7 @@ type attr struct {
 	Nlink  uint32
 	UID    uint32
 	GID    uint32
-	Rdev   uint64 // as btrfs stores it: major<<20 | minor
+	Rdev   ondisk.DevT
 	Size   uint64
 	NBytes uint64 // bytes of data the inode owns (st_blocks*512)
 	Atime  time.Time
@@ -28,8 +30,8 @@ type attr struct {
 type dirent struct {
 	Name  string
 	Index uint64
-	Mode  uint32 // type bits only (S_IFDIR...)
-	ID    ID     // what it names
+	Mode  uint32          // type bits only (S_IFDIR...)
+	ID    ondisk.InodeRef // what it names
 }
 
 // statfs is what statfs(2) reports, in bytes.
@@ -41,39 +43,25 @@ type statfs struct {
 // backend is what both sides of the mount serve: reads by ID. Errors are
 // the lower layers' own; the nodes turn them into errnos.
 type backend interface {
-	Root() ID
-	Getattr(id ID) (attr, error)
-	Lookup(dir ID, name string) (ID, attr, error)
+	Root() ondisk.InodeRef
+	Getattr(id ondisk.InodeRef) (attr, error)
+	Lookup(dir ondisk.InodeRef, name string) (ondisk.InodeRef, attr, error)
 	// ReadDir calls fn for each entry of dir with Index >= from, in index
 	// order, until fn returns false.
-	ReadDir(dir ID, from uint64, fn func(dirent) bool) error
+	ReadDir(dir ondisk.InodeRef, from uint64, fn func(dirent) bool) error
 	// ReadAt reads the on-disk bytes of id at off; n < len(p) at the end
 	// of the on-disk file.
-	ReadAt(id ID, p []byte, off int64) (int, error)
-	Readlink(id ID) (string, error)
-	ListXattr(id ID) ([]string, error)
-	GetXattr(id ID, name string) ([]byte, error)
+	ReadAt(id ondisk.InodeRef, p []byte, off int64) (int, error)
+	Readlink(id ondisk.InodeRef) (string, error)
+	ListXattr(id ondisk.InodeRef) ([]string, error)
+	GetXattr(id ondisk.InodeRef, name string) ([]byte, error)
 	// SeekData returns the first offset >= off with data (data) or in a
 	// hole (!data), ENXIO past the end; holes and prealloc are holes.
-	SeekData(id ID, off int64, data bool) (int64, error)
+	SeekData(id ondisk.InodeRef, off int64, data bool) (int64, error)
 	Statfs() (statfs, error)
 	// Forget drops per-inode state the backend keeps (open files).
-	Forget(id ID)
+	Forget(id ondisk.InodeRef)
 	Close() error
-}
-
-// rdevToFuse converts btrfs's device number (major<<20 | minor) to the
-// encoding FUSE carries (the kernel's new_encode_dev).
-func rdevToFuse(r uint64) uint32 {
-	major, minor := uint32(r>>20), uint32(r&0xfffff)
-	return minor&0xff | major<<8 | (minor&^0xff)<<12
-}
-
-// rdevFromFuse inverts rdevToFuse (new_decode_dev) into btrfs's form.
-func rdevFromFuse(d uint32) uint64 {
-	major := (d & 0xfff00) >> 8
-	minor := d&0xff | (d>>12)&0xfff00
-	return uint64(major)<<20 | uint64(minor)
 }
 
 // fill copies a into a FUSE attribute.
@@ -82,7 +70,7 @@ func (a *attr) fill(out *fuse.Attr, ino uint64) {
 	out.Mode = a.Mode
 	out.Nlink = a.Nlink
 	out.Owner = fuse.Owner{Uid: a.UID, Gid: a.GID}
-	out.Rdev = rdevToFuse(a.Rdev)
+	out.Rdev = uint32(a.Rdev.Encode())
 	out.Size = a.Size
 	out.Blocks = (a.NBytes + 511) / 512
 	out.Blksize = 4096

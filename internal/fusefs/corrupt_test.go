@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"golang.org/x/sys/unix"
@@ -54,12 +55,13 @@ func TestCorruptBlockGivesEIO(t *testing.T) {
 	must(t, unix.Stat(tm.path("d", "f2500"), &bad))
 	must(t, unix.Stat(tm.path("d", "f0100"), &good))
 	tm.unmount()
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 
 	addr, phys, nodesize := leafOf(t, img, bad.Ino)
 	if a2, _, _ := leafOf(t, img, good.Ino); a2 == addr {
 		t.Fatalf("both files in one leaf; the test needs two")
 	}
+	checktest.Damaged(img) // on purpose: no end-of-test check
 	f, err := os.OpenFile(img, os.O_RDWR, 0)
 	must(t, err)
 	junk := []byte(strings.Repeat("\xde\xad", 64))

@@ -3,9 +3,9 @@
 //
 // # Two sides
 //
-// A read-only mount (-o ro) serves the read side alone: the root package
-// gobtrfs (path walks, extent-cached file reads with checksums) behind the
-// small backend interface of backend.go. A read-write mount serves
+// A read-only mount (-o ro) serves the read engine alone: internal/fsread
+// (lookups by inode identity, extent-cached file reads with checksums)
+// behind the small backend interface of backend.go. A read-write mount serves
 // internal/fsops over internal/txn, with buffered writes in
 // internal/pagecache.
 //
@@ -67,14 +67,14 @@
 //     after wbMu is released); it begins txn handles itself and, when it
 //     falls back, commits through fsops.FS.Commit.
 //  6. fsops.FS.mu: one fsops operation, a commit, or Close.
-//  7. txn.FS.mu: a transaction handle from Begin to End, or a commit; taken
-//     by fsops inside its operations, by treelog.Writer, and by
-//     rwState.SeekData directly (under wbMu, with no fsops lock).
+//  7. txn.Engine.mu: a transaction handle from Begin to End, or a commit;
+//     taken by fsops inside its operations (SEEK_DATA/SEEK_HOLE too, through
+//     fsops.FS.SeekData) and by treelog.Writer.
 //  8. txn's log state lock: under a handle or commit, or alone (SyncLog).
 //  9. Leaves, which call out to nothing while held: fsops.dataSpace.mu;
 //     blockgroup.Manager.mu, then volume.ChunkMap.mu, then
 //     blockgroup.DeviceSpace.mu; delayedref.Queue.mu; diskio.Reader.mu; the
-//     fileread caches and warnMu; txn.FS.statsMu and timerMu (never held
+//     fileread caches and warnMu; txn.Engine.statsMu and timerMu (never held
 //     while waiting for the timer); the treelog stats lock; fsinfo's warnMu;
 //     the blockdev locks.
 //
@@ -82,12 +82,14 @@
 // never held while calling fsops, the page cache's writeback or go-fuse;
 // under it only pagecache.Cache.mu (Drop) is taken. pagecache.Cache.mu is
 // taken last of all: the cache never holds it while calling its backend.
-// inoMap.mu is a leaf. A read-only mount has only dirHandle.mu, then
-// roBackend.mu, then gobtrfs.File.mu, then the root package's caches and
-// diskio.Reader.mu.
+// inoMap.mu is a leaf. A read-only mount has only dirHandle.mu, then the
+// read engine's locks (fsread.Engine's tree table, the extent map cache,
+// the fileread caches, diskio.Reader.mu); roBackend.mu is a leaf (the table
+// of inodes read for open files, never held while calling the engine).
 //
-// Two calls must not be made while holding a txn handle (txn.FS.mu is not
-// reentrant): fsops (it begins its own handle) and txn.FS.Commit/Super.
+// Two calls must not be made while holding a txn handle (txn.Engine.mu is
+// not reentrant): fsops (it begins its own handle) and
+// txn.Engine.Commit/Super.
 //
 // # Unlinked open files
 //

@@ -8,12 +8,13 @@ import (
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // errnoOf turns an error from the layers below into the errno the caller
 // sees. Corruption becomes EIO with a log line naming the operation and the
 // block (the lower layers put the address in the message); the mount stays up.
-func (m *fsys) errnoOf(op string, id ID, err error) syscall.Errno {
+func (m *fsys) errnoOf(op string, id ondisk.InodeRef, err error) syscall.Errno {
 	if err == nil {
 		return 0
 	}

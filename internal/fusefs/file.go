@@ -3,10 +3,12 @@ package fusefs
 import (
 	"context"
 	"encoding/binary"
+	"os"
 	"syscall"
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -38,6 +40,8 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 		if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
 			return nil, 0, syscall.EROFS
 		}
+	} else if errno := n.mayOpen(flags); errno != 0 {
+		return nil, 0, errno
 	} else if err := n.m.rw.openExisting(n.id); err != nil {
 		return nil, 0, n.m.errnoOf("open", n.id, err)
 	}
@@ -130,6 +134,9 @@ func (n *Node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size u
 // Setattr changes mode, owner, size or times.
 func (n *Node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.maySetattr(in)
+	}
 	if errno != 0 {
 		return errno
 	}
@@ -245,6 +252,9 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if len(input) < 8 {
 			return 0, syscall.EINVAL
 		}
+		if uid, _ := callerOwner(ctx); uid != 0 && uid != uint32(os.Getuid()) {
+			return 0, syscall.EPERM // only who may remount (root, the mount's owner)
+		}
 		return 0, n.m.errnoOf("remount", n.id, n.m.remounted(binary.NativeEndian.Uint64(input)))
 	case fsIocGetflags:
 		fl, err := n.m.inodeFlags(n.id)
@@ -300,8 +310,7 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if v != 0 {
 			return 0, syscall.EOPNOTSUPP
 		}
-		_, err = r.ops.Setattr(fid(n.id), fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
-		return 0, n.m.errnoOf("fssetxattr", n.id, err)
+		return 0, n.m.errnoOf("fssetxattr", n.id, r.setFlags(n.id, fl))
 	case fsIocSetflags:
 		r, errno := n.writable()
 		if errno != 0 {
@@ -321,14 +330,22 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if v != 0 {
 			return 0, syscall.EOPNOTSUPP
 		}
-		_, err := r.ops.Setattr(fid(n.id), fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
-		return 0, n.m.errnoOf("setflags", n.id, err)
+		return 0, n.m.errnoOf("setflags", n.id, r.setFlags(n.id, fl))
 	}
 	return 0, syscall.ENOTTY
 }
 
+// setFlags sets id's inode flags with its buffered data written back
+// first: whether NODATACOW may change depends on the size the caller sees.
+func (r *rwState) setFlags(id ondisk.InodeRef, fl uint64) error {
+	return r.withData(id, func() error {
+		_, err := r.ops.Setattr(id, fsops.SetAttr{Valid: fsops.SetFlags, Flags: fl})
+		return err
+	})
+}
+
 // inodeFlags returns the BTRFS_INODE_* flags of id.
-func (m *fsys) inodeFlags(id ID) (uint64, error) {
+func (m *fsys) inodeFlags(id ondisk.InodeRef) (uint64, error) {
 	a, err := m.b.Getattr(id)
 	return a.Flags, err
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"golang.org/x/sys/unix"
 )
 
@@ -130,7 +131,7 @@ func (x *fsx) remount() {
 		fl.f.Close()
 	}
 	x.tm.unmount()
-	btrfsCheck(x.t, x.img)
+	checktest.Image(x.t, x.img)
 	x.tm = mountImage(x.t, x.img, x.opts)
 	for _, fl := range x.files {
 		x.open(fl)

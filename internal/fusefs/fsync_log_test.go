@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
@@ -83,7 +84,7 @@ func TestFsyncThroughLogTree(t *testing.T) {
 	if w := tm.CacheStats().WrittenBytes - written; w > uint64(len(want)) {
 		t.Errorf("fsync wrote back %d bytes, want only the fsync'd file's %d", w, len(want))
 	}
-	testutil.CheckImage(t, crash)
+	checktest.Image(t, crash)
 	if canKernelMount() {
 		dir := testutil.LoopMount(t, crash, "")
 		got, err := os.ReadFile(filepath.Join(dir, "a"))
@@ -94,6 +95,6 @@ func TestFsyncThroughLogTree(t *testing.T) {
 			t.Errorf("kernel replay: big has %d bytes; its buffered data was never fsync'd", fi.Size())
 		}
 		testutil.Unmount(t, dir)
-		testutil.CheckImage(t, crash)
+		checktest.Image(t, crash)
 	}
 }

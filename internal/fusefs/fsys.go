@@ -8,6 +8,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // fsys is one mounted filesystem: the backend, the write state of a
@@ -32,11 +34,11 @@ const nameMax = 255
 type Node struct {
 	fs.Inode
 	m  *fsys
-	id ID
+	id ondisk.InodeRef
 }
 
 // stableAttr is the identity go-fuse keeps for id.
-func (m *fsys) stableAttr(id ID, a *attr) fs.StableAttr {
+func (m *fsys) stableAttr(id ondisk.InodeRef, a *attr) fs.StableAttr {
 	return fs.StableAttr{Mode: a.Mode & syscall.S_IFMT, Ino: m.ids.stable(id), Gen: a.Gen}
 }
 
@@ -44,16 +46,16 @@ func (m *fsys) stableAttr(id ID, a *attr) fs.StableAttr {
 // A regular file's node is also an entry in the page cache for as long as
 // the kernel keeps the inode (a clean cached inode: never on the writeback
 // list, never visited by sync).
-func (m *fsys) newChild(ctx context.Context, parent *Node, id ID, a *attr, out *fuse.EntryOut) *fs.Inode {
+func (m *fsys) newChild(ctx context.Context, parent *Node, id ondisk.InodeRef, a *attr, out *fuse.EntryOut) *fs.Inode {
 	a.fill(&out.Attr, m.ids.stable(id))
 	if m.rw != nil && a.Mode&syscall.S_IFMT == syscall.S_IFREG {
-		m.rw.cache.Get(key(id))
+		m.rw.cache.Get(id)
 	}
 	return parent.NewInode(ctx, &Node{m: m, id: id}, m.stableAttr(id, a))
 }
 
 // getattr returns id's attributes, with buffered writes counted.
-func (m *fsys) getattr(id ID) (attr, error) {
+func (m *fsys) getattr(id ondisk.InodeRef) (attr, error) {
 	if m.rw != nil {
 		return m.rw.getattr(id)
 	}

@@ -83,7 +83,7 @@ func fuzzServe(image string, o Options) (fuse.RawFileSystem, func(), error) {
 		go r.flusher() // Close waits for it
 	}
 	rootID := m.b.Root()
-	m.ids = newInoMap(rootID.Subvol)
+	m.ids = newInoMap(rootID.Root)
 	ra, err := m.b.Getattr(rootID)
 	if err != nil {
 		m.b.Close()

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/mkfs"
 	"golang.org/x/sys/unix"
 )
@@ -41,7 +41,9 @@ func needFuse(t testing.TB) {
 	}
 }
 
-// newImage makes an empty filesystem of size bytes with our mkfs.
+// newImage makes an empty filesystem of size bytes with our mkfs; the
+// test ends with checktest.Image of it (after the unmount cleanups of
+// mountImage, which run first).
 func newImage(t testing.TB, size int64) string {
 	t.Helper()
 	img := filepath.Join(t.TempDir(), "fs.img")
@@ -63,6 +65,7 @@ func newImage(t testing.TB, size int64) string {
 	if err := dev.Close(); err != nil {
 		t.Fatal(err)
 	}
+	checktest.AtEnd(t, img)
 	return img
 }
 
@@ -162,28 +165,6 @@ func abortConnection(dir string) {
 
 func (tm *testMount) path(rel ...string) string {
 	return filepath.Join(append([]string{tm.dir}, rel...)...)
-}
-
-// checkErrorLine matches the lines btrfs check prints for problems.
-var checkErrorLine = regexp.MustCompile(`(?i)\b(error|errors found|corrupt|mismatch|invalid|bad |wrong|missing|failed|not found)`)
-
-// btrfsCheck runs btrfs check --readonly and fails on any problem line.
-func btrfsCheck(t testing.TB, img string) {
-	t.Helper()
-	if _, err := exec.LookPath("btrfs"); err != nil {
-		t.Logf("btrfs-progs not installed: not checking %s", img)
-		return
-	}
-	out, err := exec.Command("btrfs", "check", "--readonly", "--check-data-csum", img).CombinedOutput()
-	var bad []string
-	for _, l := range strings.Split(string(out), "\n") {
-		if checkErrorLine.MatchString(l) && !strings.Contains(l, "no error found") && !strings.Contains(l, "found 0 errors") {
-			bad = append(bad, l)
-		}
-	}
-	if err != nil || len(bad) > 0 {
-		t.Fatalf("btrfs check --readonly %s: %v\nproblem lines:\n%s\nfull output:\n%s", img, err, strings.Join(bad, "\n"), out)
-	}
 }
 
 // manifest describes a tree as seen through a mount: one line per path.
@@ -334,7 +315,7 @@ func finish(t testing.TB, tm *testMount, img string) {
 	if t.Failed() {
 		return
 	}
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	if kv, ok := kernelManifest(t, img); ok {
 		if d := fuseView.diff(kv); len(d) > 0 {
 			if len(d) > 30 {

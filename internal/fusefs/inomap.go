@@ -1,18 +1,10 @@
 package fusefs
 
 import (
-	"fmt"
 	"sync"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
-
-// ID names an inode over the whole filesystem: its subvolume tree and its
-// inode number (subvolume roots are all inode 256).
-type ID struct {
-	Subvol uint64
-	Ino    uint64
-}
-
-func (id ID) String() string { return fmt.Sprintf("inode %d (subvol %d)", id.Ino, id.Subvol) }
 
 // Bits of a stable number given to the inode number of a subvolume other
 // than the mounted one; the subvolume ID goes above them.
@@ -30,24 +22,25 @@ const (
 // of 2^40 and up, subvolume IDs of 2^23 and up) get numbers from a table,
 // stable for the life of the mount.
 type inoMap struct {
-	root uint64
+	root ondisk.ObjectID
 
 	mu   sync.Mutex
-	fwd  map[ID]uint64
+	fwd  map[ondisk.InodeRef]uint64
+	back map[uint64]ondisk.InodeRef
 	next uint64
 }
 
-func newInoMap(root uint64) *inoMap {
-	return &inoMap{root: root, fwd: map[ID]uint64{}, next: fallbackBase}
+func newInoMap(root ondisk.ObjectID) *inoMap {
+	return &inoMap{root: root, fwd: map[ondisk.InodeRef]uint64{}, back: map[uint64]ondisk.InodeRef{}, next: fallbackBase}
 }
 
 // stable returns id's number.
-func (m *inoMap) stable(id ID) uint64 {
-	if id.Subvol == m.root && id.Ino < 1<<inoBits && id.Ino > 1 {
-		return id.Ino
+func (m *inoMap) stable(id ondisk.InodeRef) uint64 {
+	if id.Root == m.root && id.Ino < 1<<inoBits && id.Ino > 1 {
+		return uint64(id.Ino)
 	}
-	if id.Subvol != m.root && id.Subvol < 1<<subvolBits && id.Ino < 1<<inoBits && id.Subvol > 0 {
-		return id.Subvol<<inoBits | id.Ino
+	if id.Root != m.root && id.Root < 1<<subvolBits && id.Ino < 1<<inoBits && id.Root > 0 {
+		return uint64(id.Root<<inoBits | id.Ino)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -57,5 +50,22 @@ func (m *inoMap) stable(id ID) uint64 {
 	n := m.next
 	m.next++
 	m.fwd[id] = n
+	m.back[n] = id
 	return n
+}
+
+// lookup inverts stable (file handles: the kernel asks for a node ID it
+// forgot).
+func (m *inoMap) lookup(n uint64) (ondisk.InodeRef, bool) {
+	switch {
+	case n >= fallbackBase:
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		id, ok := m.back[n]
+		return id, ok
+	case n < 1<<inoBits:
+		return ondisk.InodeRef{Root: m.root, Ino: ondisk.ObjectID(n)}, true
+	default:
+		return ondisk.InodeRef{Root: ondisk.ObjectID(n >> inoBits), Ino: ondisk.ObjectID(n & (1<<inoBits - 1))}, true
+	}
 }

@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"path/filepath"
 	"testing"
 
@@ -32,5 +33,5 @@ func sideBySideMkfs(t *testing.T, mkfsArgs []string, kopts string, o Options, re
 		t.Errorf("differs from the kernel's btrfs:\n%s\nkernel's report:\n%s", diffLines(krep, orep), krep)
 	}
 	tm.unmount()
-	btrfsCheck(t, oimg)
+	checktest.Image(t, oimg)
 }

@@ -35,7 +35,7 @@ type Mount struct {
 // change passes through this process, so the kernel's copy stays right.
 const cacheTimeout = time.Second
 
-// New opens image (read-only through the read side with o.ReadOnly,
+// New opens image (read-only through internal/fsread with o.ReadOnly,
 // read-write through fsops otherwise), locks it, and mounts it at
 // mountpoint. The mount is ready when New returns; Wait blocks until it is
 // unmounted, and Close must follow to write everything back.
@@ -78,10 +78,10 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 		go r.flusher()
 	}
 	rootID := m.b.Root()
-	m.ids = newInoMap(rootID.Subvol)
+	m.ids = newInoMap(rootID.Root)
 	ra, err := m.b.Getattr(rootID)
 	if err == nil && ra.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-		err = fmt.Errorf("inode %d of subvolume %d has mode %#o, not a directory: %w", rootID.Ino, rootID.Subvol, ra.Mode, diskio.ErrCorrupt)
+		err = fmt.Errorf("inode %d of subvolume %d has mode %#o, not a directory: %w", rootID.Ino, rootID.Root, ra.Mode, diskio.ErrCorrupt)
 	}
 	if err != nil {
 		mt.closeBackend()
@@ -117,7 +117,7 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 	} else {
 		kopts = append(kopts, o.mountFlagStrings()...)
 	}
-	var caps uint64
+	caps := uint64(fuse.CAP_EXPORT_SUPPORT) // file handles (export.go)
 	if o.WritebackCache && !o.ReadOnly {
 		caps |= fuse.CAP_WRITEBACK_CACHE
 	}
@@ -142,6 +142,7 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 		EntryTimeout:   &timeout,
 		AttrTimeout:    &timeout,
 		RootStableAttr: &root,
+		ExternalNodeID: true,
 		Logger:         logger,
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -30,7 +31,8 @@ func (n *Node) writable() (*rwState, syscall.Errno) {
 	return n.m.rw, 0
 }
 
-// checkNewName refuses names btrfs cannot store and the hidden directory.
+// checkNewName refuses names btrfs cannot store and the hidden directory,
+// and new names in an immutable directory (iflags.go).
 func (n *Node) checkNewName(name string) syscall.Errno {
 	if len(name) > nameMax {
 		return syscall.ENAMETOOLONG
@@ -38,7 +40,7 @@ func (n *Node) checkNewName(name string) syscall.Errno {
 	if n.m.rw != nil && n.m.rw.hidden(n.id, name) {
 		return syscall.EPERM
 	}
-	return 0
+	return n.m.flagPerm(n.id, false)
 }
 
 // owner is the uid and gid of a new inode in n: the caller's, with the
@@ -55,8 +57,8 @@ func (n *Node) owner(ctx context.Context, mode uint32) (uint32, uint32, uint32) 
 }
 
 // entry fills out and returns the node of a new inode.
-func (n *Node) entry(ctx context.Context, op string, f fsops.ID, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	id := idOf(f)
+func (n *Node) entry(ctx context.Context, op string, f ondisk.InodeRef, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	id := f
 	a, err := n.m.getattr(id)
 	if err != nil {
 		return nil, n.m.errnoOf(op, id, err)
@@ -79,9 +81,12 @@ func (n *Node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFREG)
 	r.nsMu.Lock()
-	f, err := r.ops.Create(fid(n.id), name, mode, uid, gid, 0)
+	f, err := r.ops.Create(n.id, name, mode, uid, gid, 0)
 	if err == nil {
-		r.opened(idOf(f), false)
+		err = r.newFileFlags(f)
+	}
+	if err == nil {
+		r.opened(f, false)
 	}
 	r.nsMu.Unlock()
 	if err != nil {
@@ -89,7 +94,7 @@ func (n *Node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	ch, errno := n.entry(ctx, "create", f, out)
 	if errno != 0 {
-		r.released(idOf(f))
+		r.released(f)
 		return nil, nil, 0, errno
 	}
 	return ch, &fileHandle{n: ch.Operations().(*Node)}, fuse.FOPEN_KEEP_CACHE, 0
@@ -109,7 +114,7 @@ func (n *Node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFREG)
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()
-	od, err := r.orphanDir(n.id.Subvol)
+	od, err := r.orphanDir(n.id.Root)
 	if err != nil {
 		return nil, nil, 0, n.m.errnoOf("tmpfile in", n.id, err)
 	}
@@ -117,14 +122,14 @@ func (n *Node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 	r.tmpSeq++
 	name := fmt.Sprintf("tmp.%d", r.tmpSeq)
 	r.mu.Unlock()
-	f, err := r.ops.Create(fid(od), name, mode, uid, gid, 0)
+	f, err := r.ops.Create(od, name, mode, uid, gid, 0)
 	if err == nil {
-		err = r.ops.InheritACL(fid(n.id), f, mode) // n's default ACL, not the orphan directory's
+		err = r.ops.InheritACL(n.id, f, mode) // n's default ACL, not the orphan directory's
 	}
 	if err != nil {
 		return nil, nil, 0, n.m.errnoOf("tmpfile in", n.id, err)
 	}
-	id := idOf(f)
+	id := f
 	a, err := n.m.getattr(id)
 	if err != nil {
 		return nil, nil, 0, n.m.errnoOf("tmpfile", id, err)
@@ -152,7 +157,10 @@ func (n *Node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 		return nil, errno
 	}
 	uid, gid, mode := n.owner(ctx, mode)
-	f, err := r.ops.Create(fid(n.id), name, mode, uid, gid, rdevFromFuse(dev))
+	f, err := r.ops.Create(n.id, name, mode, uid, gid, ondisk.DecodeDevT(uint64(dev)))
+	if err == nil && mode&syscall.S_IFMT == syscall.S_IFREG {
+		err = r.newFileFlags(f)
+	}
 	if err != nil {
 		return nil, n.m.errnoOf("mknod "+name+" in", n.id, err)
 	}
@@ -173,7 +181,7 @@ func (n *Node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, errno
 	}
 	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFDIR)
-	f, err := r.ops.Mkdir(fid(n.id), name, mode, uid, gid)
+	f, err := r.ops.Mkdir(n.id, name, mode, uid, gid)
 	if err != nil {
 		return nil, n.m.errnoOf("mkdir "+name+" in", n.id, err)
 	}
@@ -190,7 +198,7 @@ func (n *Node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 		return nil, errno
 	}
 	uid, gid, _ := n.owner(ctx, syscall.S_IFLNK)
-	f, err := r.ops.Symlink(fid(n.id), name, target, uid, gid)
+	f, err := r.ops.Symlink(n.id, name, target, uid, gid)
 	if err != nil {
 		return nil, n.m.errnoOf("symlink "+name+" in", n.id, err)
 	}
@@ -210,13 +218,16 @@ func (n *Node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	if !ok {
 		return nil, syscall.EXDEV
 	}
+	if errno := n.m.flagPerm(t.id, true); errno != 0 {
+		return nil, errno
+	}
 	r.nsMu.Lock()
-	err := r.ops.Link(fid(t.id), fid(n.id), name)
+	err := r.ops.Link(t.id, n.id, name)
 	r.nsMu.Unlock()
 	if err != nil {
 		return nil, n.m.errnoOf("link "+name+" in", n.id, err)
 	}
-	return n.entry(ctx, "link", fid(t.id), out)
+	return n.entry(ctx, "link", t.id, out)
 }
 
 // Unlink removes a name that is not a directory. mirrors btrfs_unlink
@@ -241,6 +252,9 @@ func (n *Node) remove(name string, dir bool) syscall.Errno {
 	if r.hidden(n.id, name) {
 		return syscall.ENOENT
 	}
+	if errno := n.mayDelete(name); errno != 0 {
+		return errno
+	}
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()
 	victim, dies, gone, err := r.prepareRemove(n.id, name, dir)
@@ -249,9 +263,9 @@ func (n *Node) remove(name string, dir bool) syscall.Errno {
 	}
 	if err == nil {
 		if dir {
-			err = r.ops.Rmdir(fid(n.id), name)
+			err = r.ops.Rmdir(n.id, name)
 		} else {
-			err = r.ops.Unlink(fid(n.id), name)
+			err = r.ops.Unlink(n.id, name)
 		}
 	}
 	if err != nil {
@@ -262,7 +276,7 @@ func (n *Node) remove(name string, dir bool) syscall.Errno {
 		return n.m.errnoOf(op+name+" in", n.id, err)
 	}
 	if dies {
-		r.cache.Drop(key(victim))
+		r.cache.Drop(victim)
 	}
 	return 0
 }
@@ -294,33 +308,41 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if !ok {
 		return syscall.EXDEV
 	}
+	if errno := n.mayDelete(name); errno != 0 {
+		return errno
+	}
+	if _, _, err := n.m.lookup(np.id, newName); err == nil {
+		if errno := np.mayDelete(newName); errno != 0 {
+			return errno
+		}
+	}
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()
-	var victim ID
+	var victim ondisk.InodeRef
 	var dies bool
 	var err error
 	if flags&fsops.RenameExchange == 0 && flags&fsops.RenameNoReplace == 0 {
-		src, sx, lerr := r.ops.Lookup(fid(n.id), name)
+		src, sx, lerr := r.ops.Lookup(n.id, name)
 		if lerr != nil {
 			return n.m.errnoOf("rename "+name+" in", n.id, lerr)
 		}
-		if dst, _, lerr := r.ops.Lookup(fid(np.id), newName); lerr == nil && dst == src {
+		if dst, _, lerr := r.ops.Lookup(np.id, newName); lerr == nil && dst == src {
 			return 0 // both names link the same inode: nothing to do
 		}
 		victim, dies, _, err = r.prepareRemove(np.id, newName, sx.Mode&syscall.S_IFMT == syscall.S_IFDIR)
 	}
 	if err == nil {
-		err = r.ops.Rename(fid(n.id), name, fid(np.id), newName, flags)
+		err = r.ops.Rename(n.id, name, np.id, newName, flags)
 	}
 	if err != nil {
 		return n.m.errnoOf("rename "+name+" in", n.id, err)
 	}
 	if dies {
-		r.cache.Drop(key(victim))
+		r.cache.Drop(victim)
 	}
 	if whiteout {
 		uid, gid, mode := n.owner(ctx, syscall.S_IFCHR)
-		if _, err := r.ops.Create(fid(n.id), name, mode, uid, gid, 0); err != nil {
+		if _, err := r.ops.Create(n.id, name, mode, uid, gid, 0); err != nil {
 			return n.m.errnoOf("whiteout "+name+" in", n.id, err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 var (
@@ -33,7 +35,7 @@ func (n *Node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	return n.m.newChild(ctx, n, id, &a, out), 0
 }
 
-func (m *fsys) lookup(dir ID, name string) (ID, attr, error) {
+func (m *fsys) lookup(dir ondisk.InodeRef, name string) (ondisk.InodeRef, attr, error) {
 	if m.rw != nil {
 		return m.rw.lookupOverlay(dir, name)
 	}
@@ -128,6 +130,6 @@ func (m *fsys) statfs() (statfs, error) {
 func (n *Node) OnForget() {
 	n.m.b.Forget(n.id)
 	if n.m.rw != nil {
-		n.m.rw.cache.Forget(key(n.id))
+		n.m.rw.cache.Forget(n.id)
 	}
 }

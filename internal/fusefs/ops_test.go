@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,9 +36,9 @@ func withSubvol(t *testing.T, img string) {
 	t.Helper()
 	f, err := fsops.OpenImage(img, fsops.Options{})
 	must(t, err)
-	id, err := f.CreateSubvolume(fsops.ID{Root: 5, Ino: fsops.RootDirIno}, "sub", 0o755, 0, 0)
+	id, err := f.CreateSubvolume(ondisk.InodeRef{Root: 5, Ino: fsops.RootDirIno}, "sub", 0o755, 0, 0)
 	must(t, err)
-	fid, err := f.Create(fsops.ID{Root: id, Ino: fsops.RootDirIno}, "f", 0o644, 0, 0, 0)
+	fid, err := f.Create(ondisk.InodeRef{Root: id, Ino: fsops.RootDirIno}, "f", 0o644, 0, 0, 0)
 	must(t, err)
 	_, err = f.WriteAt(fid, 0, []byte("in a subvolume"))
 	must(t, err)
@@ -181,7 +183,11 @@ func TestFileOps(t *testing.T) {
 	}
 	_, err = unix.Seek(int(f.Fd()), 2<<20, unix.SEEK_DATA)
 	wantErrno(t, "SEEK_DATA past EOF", err, syscall.ENXIO)
-	wantErrno(t, "fallocate zero range", unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_ZERO_RANGE, 0, 4096), syscall.EOPNOTSUPP)
+	must(t, unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_ZERO_RANGE, 8192, 4096))
+	if b := make([]byte, 4096); func() bool { f.ReadAt(b, 8192); return !bytes.Equal(b, make([]byte, 4096)) }() {
+		t.Errorf("zero range reads back non-zero bytes")
+	}
+	wantErrno(t, "fallocate collapse range", unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_COLLAPSE_RANGE, 0, 4096), syscall.EOPNOTSUPP)
 	f.Close()
 
 	// xattrs
@@ -242,7 +248,7 @@ func TestReadOnlyMount(t *testing.T) {
 		t.Errorf("read-write mount beside a read-only one: %v, want ErrLocked", err)
 	}
 	ro.unmount()
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 }
 
 // TestSecondMountRefused: the image lock refuses a second mount.
@@ -318,7 +324,7 @@ func TestFsyncDurable(t *testing.T) {
 	must(t, err)
 	must(t, os.WriteFile(crash, b, 0o644))
 	f.Close()
-	btrfsCheck(t, crash)
+	checktest.Image(t, crash)
 	ro := mountImage(t, crash, Options{ReadOnly: true})
 	got, err := os.ReadFile(ro.path("d"))
 	if err != nil || !bytes.Equal(got, data) {
@@ -346,5 +352,5 @@ func TestSubvolMount(t *testing.T) {
 	if _, err := New(img, t.TempDir(), Options{Subvol: "nope"}); err == nil {
 		t.Errorf("subvol=nope mounted")
 	}
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 }

@@ -33,8 +33,12 @@ type Options struct {
 	// cache and send them in large WRITE requests (FUSE writeback_cache):
 	// far fewer round trips for streams of small writes.
 	WritebackCache bool
-	// NoDataCsum skips data checksum verification on a read-only mount.
+	// NoDataCsum skips data checksum verification on a read-only mount;
+	// on a read-write one new regular files get NODATASUM (the kernel's
+	// nodatasum). NoDataCow gives new regular files NODATACOW and
+	// NODATASUM (nodatacow): their writes go in place.
 	NoDataCsum bool
+	NoDataCow  bool
 	// NoLogReplay (read-only mounts only) shows the committed state of an
 	// image with a pending log tree instead of replaying the log in memory:
 	// fsync'd changes after the last commit are not shown (the kernel's
@@ -145,7 +149,7 @@ var kernelBtrfsOptions = map[string]bool{
 	"discard": true, "nodiscard": true, "autodefrag": true, "noautodefrag": true,
 	"thread_pool": true, "max_inline": true, "metadata_ratio": true,
 	"flushoncommit": true, "noflushoncommit": true, "barrier": true, "nobarrier": true,
-	"datacow": true, "datasum": true, "nodatacow": true, "treelog": true, "notreelog": true,
+	"treelog": true, "notreelog": true,
 	"skip_balance": true, "enospc_debug": true, "noenospc_debug": true,
 	"user_subvol_rm_allowed": true, "rescan_uuid_tree": true, "degraded": true, "device": true,
 	"fatal_errors": true, "acl": true, "noacl": true, "usebackuproot": true, "recovery": true,
@@ -202,6 +206,10 @@ func ParseMountOptions(s string, o *Options) error {
 			o.WritebackCache = true
 		case k == "nodatasum" || (k == "rescue" && v == "ignoredatacsums"):
 			o.NoDataCsum = true
+		case k == "datasum":
+			o.NoDataCsum = false
+		case k == "nodatacow" || k == "datacow":
+			o.NoDataCow = k == "nodatacow"
 		case k == "nologreplay" || (k == "rescue" && v == "nologreplay"):
 			o.NoLogReplay = true
 		case k == "relatime" || k == "atime":

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // orphanDirName is the directory, in each subvolume's root, holding the
@@ -15,12 +16,12 @@ import (
 const orphanDirName = ".gobtrfs-orphans"
 
 // hidden reports whether name in dir is the orphan directory.
-func (r *rwState) hidden(dir ID, name string) bool {
-	return dir.Ino == uint64(fsops.RootDirIno) && name == orphanDirName
+func (r *rwState) hidden(dir ondisk.InodeRef, name string) bool {
+	return dir.Ino == fsops.RootDirIno && name == orphanDirName
 }
 
 // opened counts an open of id (a regular file or a directory).
-func (r *rwState) opened(id ID, isDir bool) {
+func (r *rwState) opened(id ondisk.InodeRef, isDir bool) {
 	r.mu.Lock()
 	st := r.open[id]
 	if st == nil {
@@ -34,10 +35,10 @@ func (r *rwState) opened(id ID, isDir bool) {
 // openExisting counts an open of id unless a rename or unlink removed it
 // between the kernel's lookup and this open (then ENOENT, as if the open
 // had come later). Under nsMu, so a removal after it sees the file open.
-func (r *rwState) openExisting(id ID) error {
+func (r *rwState) openExisting(id ondisk.InodeRef) error {
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()
-	x, err := r.ops.Stat(fid(id))
+	x, err := r.ops.Stat(id)
 	if err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func (r *rwState) openExisting(id ID) error {
 // released counts a release of id. The last one writes its data back, or,
 // for a file with no visible name left, removes its hidden name (and with
 // it the inode).
-func (r *rwState) released(id ID) error {
+func (r *rwState) released(id ondisk.InodeRef) error {
 	r.mu.Lock()
 	st := r.open[id]
 	if st == nil {
@@ -66,15 +67,15 @@ func (r *rwState) released(id ID) error {
 	if orphan != "" {
 		r.nsMu.Lock()
 		// linkat may have given it a visible name since: then its data stays
-		if x, serr := r.ops.Stat(fid(id)); serr == nil && x.NLink > 1 && !st.isDir {
+		if x, serr := r.ops.Stat(id); serr == nil && x.NLink > 1 && !st.isDir {
 			r.wbMu.Lock()
 			err = r.flushInodeLocked(id)
 			r.wbMu.Unlock()
 		} else {
-			r.cache.Drop(key(id))
+			r.cache.Drop(id)
 		}
 		if err == nil {
-			err = r.removeHidden(id.Subvol, orphan, st.isDir)
+			err = r.removeHidden(id.Root, orphan, st.isDir)
 		}
 		r.nsMu.Unlock()
 	} else if !st.isDir {
@@ -92,22 +93,22 @@ func (r *rwState) released(id ID) error {
 
 // orphanDir returns subvolume subvol's orphan directory, making it if
 // needed. Caller holds nsMu.
-func (r *rwState) orphanDir(subvol uint64) (ID, error) {
+func (r *rwState) orphanDir(subvol ondisk.ObjectID) (ondisk.InodeRef, error) {
 	r.mu.Lock()
 	id, ok := r.orphans[subvol]
 	r.mu.Unlock()
 	if ok {
 		return id, nil
 	}
-	root := fid(ID{subvol, uint64(fsops.RootDirIno)})
+	root := ondisk.InodeRef{Root: subvol, Ino: fsops.RootDirIno}
 	f, _, err := r.ops.Lookup(root, orphanDirName)
 	if isGone(err) {
 		f, err = r.ops.Mkdir(root, orphanDirName, 0o700, 0, 0)
 	}
 	if err != nil {
-		return ID{}, fmt.Errorf("orphan directory of subvolume %d: %w", subvol, err)
+		return ondisk.InodeRef{}, fmt.Errorf("orphan directory of subvolume %d: %w", subvol, err)
 	}
-	id = idOf(f)
+	id = f
 	r.mu.Lock()
 	r.orphans[subvol] = id
 	r.mu.Unlock()
@@ -115,13 +116,13 @@ func (r *rwState) orphanDir(subvol uint64) (ID, error) {
 }
 
 // hide gives open file id a hidden name. Caller holds nsMu.
-func (r *rwState) hide(id ID, st *openState) error {
-	od, err := r.orphanDir(id.Subvol)
+func (r *rwState) hide(id ondisk.InodeRef, st *openState) error {
+	od, err := r.orphanDir(id.Root)
 	if err != nil {
 		return err
 	}
-	name := strconv.FormatUint(id.Ino, 10)
-	if err := r.ops.Link(fid(id), fid(od), name); err != nil {
+	name := strconv.FormatUint(uint64(id.Ino), 10)
+	if err := r.ops.Link(id, od, name); err != nil {
 		return fmt.Errorf("hide open %v: %w", id, err)
 	}
 	r.mu.Lock()
@@ -131,15 +132,15 @@ func (r *rwState) hide(id ID, st *openState) error {
 }
 
 // removeHidden removes a hidden name. Caller holds nsMu.
-func (r *rwState) removeHidden(subvol uint64, name string, isDir bool) error {
+func (r *rwState) removeHidden(subvol ondisk.ObjectID, name string, isDir bool) error {
 	od, err := r.orphanDir(subvol)
 	if err != nil {
 		return err
 	}
 	if isDir {
-		return r.ops.Rmdir(fid(od), name)
+		return r.ops.Rmdir(od, name)
 	}
-	return r.ops.Unlink(fid(od), name)
+	return r.ops.Unlink(od, name)
 }
 
 // prepareRemove runs before name in dir loses its link: unlink and rename
@@ -148,14 +149,14 @@ func (r *rwState) removeHidden(subvol uint64, name string, isDir bool) error {
 // one; an open empty directory is moved to the orphan directory (gone:
 // the name is already free). It also reports whether the inode's buffered
 // data dies with the name. Caller holds nsMu.
-func (r *rwState) prepareRemove(dir ID, name string, wantDir bool) (victim ID, dies, gone bool, err error) {
-	f, x, err := r.ops.Lookup(fid(dir), name)
+func (r *rwState) prepareRemove(dir ondisk.InodeRef, name string, wantDir bool) (victim ondisk.InodeRef, dies, gone bool, err error) {
+	f, x, err := r.ops.Lookup(dir, name)
 	if err != nil {
-		return ID{}, false, false, nil // the operation itself reports it
+		return ondisk.InodeRef{}, false, false, nil // the operation itself reports it
 	}
-	id := idOf(f)
+	id := f
 	isDir := x.Mode&0o170000 == 0o040000
-	if isDir != wantDir || id.Subvol != dir.Subvol {
+	if isDir != wantDir || id.Root != dir.Root {
 		return id, false, false, nil // refused below, or a subvolume
 	}
 	r.mu.Lock()
@@ -193,13 +194,13 @@ func (r *rwState) prepareRemove(dir ID, name string, wantDir bool) (victim ID, d
 
 // hideDir moves open empty directory id (name in dir) to the orphan
 // directory. Caller holds nsMu.
-func (r *rwState) hideDir(dir ID, name string, id ID, st *openState) error {
-	od, err := r.orphanDir(id.Subvol)
+func (r *rwState) hideDir(dir ondisk.InodeRef, name string, id ondisk.InodeRef, st *openState) error {
+	od, err := r.orphanDir(id.Root)
 	if err != nil {
 		return err
 	}
-	hidden := "d" + strconv.FormatUint(id.Ino, 10)
-	if err := r.ops.Rename(fid(dir), name, fid(od), hidden, fsops.RenameNoReplace); err != nil {
+	hidden := "d" + strconv.FormatUint(uint64(id.Ino), 10)
+	if err := r.ops.Rename(dir, name, od, hidden, fsops.RenameNoReplace); err != nil {
 		return fmt.Errorf("hide open directory %v: %w", id, err)
 	}
 	r.mu.Lock()
@@ -210,8 +211,8 @@ func (r *rwState) hideDir(dir ID, name string, id ID, st *openState) error {
 
 // cleanOrphans removes what a crash left in subvol's orphan directory,
 // and the directory.
-func (r *rwState) cleanOrphans(subvol uint64) error {
-	root := fid(ID{subvol, uint64(fsops.RootDirIno)})
+func (r *rwState) cleanOrphans(subvol ondisk.ObjectID) error {
+	root := ondisk.InodeRef{Root: subvol, Ino: fsops.RootDirIno}
 	f, _, err := r.ops.Lookup(root, orphanDirName)
 	if isGone(err) {
 		return nil
@@ -246,13 +247,13 @@ func (r *rwState) dropAllOrphans() error {
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()
 	r.mu.Lock()
-	subs := make([]uint64, 0, len(r.orphans))
+	subs := make([]ondisk.ObjectID, 0, len(r.orphans))
 	for s := range r.orphans {
 		subs = append(subs, s)
 	}
 	for id, st := range r.open {
 		if st.orphan != "" {
-			r.cache.Drop(key(id))
+			r.cache.Drop(id)
 		}
 	}
 	r.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -257,7 +258,7 @@ func TestPermissionsLikeKernel(t *testing.T) {
 	}
 
 	tm.unmount()
-	btrfsCheck(t, oimg)
+	checktest.Image(t, oimg)
 	odir := testutil.LoopMount(t, oimg, "ro")
 	if err := os.Chmod(filepath.Dir(odir), 0o755); err != nil {
 		t.Fatal(err)

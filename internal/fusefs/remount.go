@@ -78,6 +78,10 @@ func Remount(dir, opts string) error {
 				set, clear = set&^f.flag, clear|f.flag
 			}
 		default:
+			k, _, _ := strings.Cut(opt, "=")
+			if fuseKernelOptions[k] {
+				continue // mount(8) passes the mount's options from mountinfo along
+			}
 			o := Options{}
 			if err := ParseMountOptions(opt, &o); err != nil {
 				return err
@@ -113,6 +117,11 @@ func Remount(dir, opts string) error {
 	}
 	return nil
 }
+
+// fuseKernelOptions are the FUSE kernel mount's own options, which
+// mount(8) hands a helper again on remount; they cannot change.
+var fuseKernelOptions = map[string]bool{"user_id": true, "group_id": true, "rootmode": true, "fd": true,
+	"max_read": true, "blksize": true, "default_permissions": true, "allow_other": true}
 
 // remountFlagOpts are the per-mount flags a remount may change.
 var remountFlagOpts = map[string]struct {

@@ -1,13 +1,16 @@
 package fusefs
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gobtrfs/gobtrfs"
 	"golang.org/x/sys/unix"
@@ -133,5 +136,35 @@ func TestRemountCommits(t *testing.T) {
 	ro := mountImage(t, newImage(t, 256<<20), Options{ReadOnly: true})
 	if err := Remount(ro.dir, "rw"); err == nil || !strings.Contains(err.Error(), "mounted with -o ro") {
 		t.Errorf("remount,rw of a -o ro mount: %v", err)
+	}
+}
+
+// TestRemountIoctlNeedsRoot: another user cannot freeze the mount through
+// the daemon's remount ioctl.
+func TestRemountIoctlNeedsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	tm := mountImage(t, newImage(t, 256<<20), Options{AllowOther: true})
+	d, err := os.Open(tm.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	errc := make(chan error)
+	go func() {
+		// setfsuid is per thread: this thread asks as nobody
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		unix.Setfsgid(65534)
+		unix.Setfsuid(65534)
+		arg := uint64(remountRO)
+		_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, d.Fd(), gobtrfsIocRemount, uintptr(unsafe.Pointer(&arg)))
+		errc <- errno
+	}()
+	if err := <-errc; !errors.Is(err, syscall.EPERM) {
+		t.Errorf("remount ioctl as nobody: %v", err)
+	}
+	if err := os.WriteFile(tm.path("f"), nil, 0o644); err != nil {
+		t.Errorf("write after nobody's remount ioctl: %v", err)
 	}
 }

@@ -1,53 +1,52 @@
 package fusefs
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"path"
+	"slices"
 	"sync"
 	"syscall"
 
-	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/fsread"
+	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
-// roBackend serves a read-only mount from the read side (package gobtrfs).
-// That API is addressed by path, so the backend remembers one path per
-// inode it has handed out (a read-only tree never moves); a node-level API
-// in the root package would make this map unnecessary.
+// roBackend serves a read-only mount from the read engine (internal/fsread),
+// by inode identity: names are looked up as the bytes they are, and a
+// listing continues from a DIR_INDEX.
 type roBackend struct {
-	fs   *gobtrfs.FS
-	root ID
+	e    *fsread.Engine
+	root ondisk.InodeRef
 	sf   statfs
 	warn func(string)
 
 	mu    sync.Mutex
-	paths map[ID]string
-	files map[ID]*gobtrfs.File // open regular files, for ReadAt and SEEK_DATA
+	files map[ondisk.InodeRef]*item.InodeItem // inodes read for ReadAt and SEEK_DATA (a read-only tree never changes)
 }
 
-// openRO opens image read-only through the read side.
+// openRO opens image read-only through the read engine.
 func openRO(image string, o *Options, warn func(string)) (*roBackend, error) {
-	opts := &gobtrfs.Options{Subvol: o.Subvol, SubvolID: o.SubvolID, Warn: warn, ReadOnly: true, NoVerifyDataCsum: o.NoDataCsum, NoLogReplay: o.NoLogReplay}
-	f, err := gobtrfs.Open(image, opts)
+	dev, err := blockdev.OpenFile(image, true)
 	if err != nil {
 		return nil, err
 	}
-	b := &roBackend{fs: f, warn: warn, paths: map[ID]string{}, files: map[ID]*gobtrfs.File{}}
-	st, err := f.Lstat(".")
+	e, err := fsread.Open(dev, fsread.Options{Subvol: o.Subvol, SubvolID: o.SubvolID, Warn: warn,
+		NoVerifyDataCsum: o.NoDataCsum, NoLogReplay: o.NoLogReplay})
 	if err != nil {
-		f.Close()
-		return nil, err
+		dev.Close()
+		return nil, fmt.Errorf("open %s: %w", image, err)
 	}
-	s := st.Sys().(*gobtrfs.Stat)
-	b.root = ID{s.Subvol, s.Ino}
-	b.paths[b.root] = "."
+	if h, busy := dev.InUse(); busy {
+		e.Warn("in use", blockdev.InUseWarning(image, h))
+	}
+	b := &roBackend{e: e, root: e.Root(), warn: warn, files: map[ondisk.InodeRef]*item.InodeItem{}}
 	if b.sf, err = superStatfs(image); err != nil {
-		f.Close()
+		e.Close()
 		return nil, err
 	}
 	return b, nil
@@ -69,123 +68,51 @@ func superStatfs(image string) (statfs, error) {
 	return statfs{Total: sb.TotalBytes, Free: free, Avail: free, BlockSize: sb.SectorSize}, nil
 }
 
-func (b *roBackend) Root() ID { return b.root }
+func (b *roBackend) Root() ondisk.InodeRef { return b.root }
 
-func (b *roBackend) path(id ID) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p, ok := b.paths[id]
-	if !ok {
-		return "", fmt.Errorf("%v: no known path: %w", id, syscall.ESTALE)
-	}
-	return p, nil
-}
-
-func (b *roBackend) remember(id ID, p string) {
-	b.mu.Lock()
-	if _, ok := b.paths[id]; !ok {
-		b.paths[id] = p
-	}
-	b.mu.Unlock()
-}
-
-func attrOfStat(s *gobtrfs.Stat) attr {
-	return attr{Mode: s.Mode, Nlink: s.Nlink, UID: s.UID, GID: s.GID, Rdev: rdevFromStat(s),
-		Size: uint64(s.Size), NBytes: s.NBytes, Atime: s.Atime, Mtime: s.Mtime, Ctime: s.Ctime, Btime: s.Otime,
-		Gen: s.Generation, Flags: s.Flags}
-}
-
-// rdevFromStat turns the stat(2) form back into btrfs's major<<20 | minor.
-func rdevFromStat(s *gobtrfs.Stat) uint64 {
-	return uint64(s.Major())<<20 | uint64(s.Minor())
-}
-
-func (b *roBackend) lstat(p string) (ID, attr, error) {
-	fi, err := b.fs.Lstat(p)
-	if err != nil {
-		return ID{}, attr{}, err
-	}
-	s := fi.Sys().(*gobtrfs.Stat)
-	return ID{s.Subvol, s.Ino}, attrOfStat(s), nil
-}
-
-func (b *roBackend) Getattr(id ID) (attr, error) {
-	p, err := b.path(id)
+func (b *roBackend) Getattr(id ondisk.InodeRef) (attr, error) {
+	x, err := b.e.Inode(id)
 	if err != nil {
 		return attr{}, err
 	}
-	_, a, err := b.lstat(p)
-	return a, err
+	return attrOfItem(&x), nil
 }
 
-func (b *roBackend) Lookup(dir ID, name string) (ID, attr, error) {
-	dp, err := b.path(dir)
+// Lookup finds name in dir; a directory is entered only through its one
+// link.
+func (b *roBackend) Lookup(dir ondisk.InodeRef, name string) (ondisk.InodeRef, attr, error) {
+	e, id, err := b.e.Lookup(dir, name)
 	if err != nil {
-		return ID{}, attr{}, err
+		return ondisk.InodeRef{}, attr{}, err
 	}
-	p := path.Join(dp, name)
-	if !fs.ValidPath(p) {
-		// the read side takes io/fs paths: valid UTF-8 only
-		return ID{}, attr{}, fmt.Errorf("lookup %q: name is not valid UTF-8: %w", name, syscall.ENOENT)
-	}
-	id, a, err := b.lstat(p)
+	x, err := b.e.Inode(id)
 	if err == nil {
-		b.remember(id, p)
+		err = b.e.CheckLink(dir, e, id, &x)
 	}
-	return id, a, err
+	if err != nil {
+		return ondisk.InodeRef{}, attr{}, err
+	}
+	return id, attrOfItem(&x), nil
 }
 
-func (b *roBackend) ReadDir(dir ID, from uint64, fn func(dirent) bool) error {
-	dp, err := b.path(dir)
-	if err != nil {
-		return err
+// ReadDir lists dir from DIR_INDEX from on; the type is the entry's own, as
+// the kernel's readdir reports it.
+func (b *roBackend) ReadDir(dir ondisk.InodeRef, from uint64, fn func(dirent) bool) error {
+	listed := false
+	_, err := b.e.ReadDir(dir, from, func(e inode.DirEntry, target ondisk.InodeRef, _ error) bool {
+		listed = true
+		return fn(dirent{Name: e.Name, Index: e.Index, Mode: modeOfFT(e.Type, e.IsSubvol()), ID: target})
+	})
+	if errors.Is(err, diskio.ErrCorrupt) {
+		// a leaf of the directory that cannot be read: list what can be
+		return partialDir(dir, listed, err, b.warn)
 	}
-	f, err := b.fs.OpenFile(dp)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	// The read side lists in DIR_INDEX order without the index; positions
-	// (from 2, like DIR_INDEX) are as stable as the indexes in a tree that
-	// never changes.
-	idx := uint64(2)
-	var damage error // a block of the directory that could not be read
-	for {
-		es, err := f.ReadDir(1024)
-		for _, e := range es {
-			if idx >= from {
-				d := dirent{Name: e.Name(), Index: idx, Mode: modeOfType(e.Type())}
-				if fi, err := e.Info(); err == nil {
-					s := fi.Sys().(*gobtrfs.Stat)
-					d.ID = ID{s.Subvol, s.Ino}
-					d.Mode = s.Mode &^ 0o7777
-				}
-				if !fn(d) {
-					return nil
-				}
-			}
-			idx++
-		}
-		if errors.Is(err, diskio.ErrCorrupt) {
-			// the read side lists past blocks it cannot read
-			damage = cmp.Or(damage, err)
-			if len(es) > 0 {
-				continue
-			}
-			err = io.EOF
-		}
-		if errors.Is(err, io.EOF) || err == nil && len(es) == 0 {
-			return partialDir(dir, idx > 2, damage, b.warn)
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return err
 }
 
 // partialDir ends a listing that met damage: with entries listed it is a
 // log line and the listing stands, with none it is the error.
-func partialDir(dir ID, listed bool, damage error, warn func(string)) error {
+func partialDir(dir ondisk.InodeRef, listed bool, damage error, warn func(string)) error {
 	if damage == nil {
 		return nil
 	}
@@ -198,95 +125,83 @@ func partialDir(dir ID, listed bool, damage error, warn func(string)) error {
 	return nil
 }
 
-func modeOfType(t fs.FileMode) uint32 {
-	switch {
-	case t&fs.ModeDir != 0:
-		return syscall.S_IFDIR
-	case t&fs.ModeSymlink != 0:
-		return syscall.S_IFLNK
-	case t&fs.ModeNamedPipe != 0:
-		return syscall.S_IFIFO
-	case t&fs.ModeSocket != 0:
-		return syscall.S_IFSOCK
-	case t&fs.ModeCharDevice != 0:
-		return syscall.S_IFCHR
-	case t&fs.ModeDevice != 0:
-		return syscall.S_IFBLK
-	}
-	return syscall.S_IFREG
-}
-
-// file returns the open read-side file of id.
-func (b *roBackend) file(id ID) (*gobtrfs.File, error) {
+// inode returns id's inode item, read once while the kernel holds id.
+func (b *roBackend) inode(id ondisk.InodeRef) (*item.InodeItem, error) {
 	b.mu.Lock()
-	f := b.files[id]
-	p, ok := b.paths[id]
+	x := b.files[id]
 	b.mu.Unlock()
-	if f != nil {
-		return f, nil
+	if x != nil {
+		return x, nil
 	}
-	if !ok {
-		return nil, fmt.Errorf("%v: no known path: %w", id, syscall.ESTALE)
-	}
-	f, err := b.fs.OpenFile(p)
+	v, err := b.e.Inode(id)
 	if err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if g := b.files[id]; g != nil {
-		f.Close()
-		return g, nil
+	if x := b.files[id]; x != nil {
+		return x, nil
 	}
-	b.files[id] = f
-	return f, nil
+	b.files[id] = &v
+	return &v, nil
 }
 
-func (b *roBackend) ReadAt(id ID, p []byte, off int64) (int, error) {
-	f, err := b.file(id)
+// ReadAt reads id's bytes at off; n < len(p) at the end of the file.
+func (b *roBackend) ReadAt(id ondisk.InodeRef, p []byte, off int64) (int, error) {
+	x, err := b.inode(id)
 	if err != nil {
 		return 0, err
 	}
-	n, err := f.ReadAt(p, off)
-	if errors.Is(err, io.EOF) {
-		err = nil
+	if x.Mode&item.SIFMT == item.SIFDIR {
+		return 0, syscall.EISDIR
 	}
-	return n, err
+	if off < 0 {
+		return 0, syscall.EINVAL
+	}
+	size := int64(x.Size)
+	if off >= size {
+		return 0, nil
+	}
+	if int64(len(p)) > size-off {
+		p = p[:size-off]
+	}
+	return b.e.ReadData(id, x, p, uint64(off))
 }
 
-func (b *roBackend) SeekData(id ID, off int64, data bool) (int64, error) {
-	f, err := b.file(id)
+func (b *roBackend) SeekData(id ondisk.InodeRef, off int64, data bool) (int64, error) {
+	x, err := b.inode(id)
 	if err != nil {
 		return 0, err
 	}
-	if data {
-		return f.SeekData(off)
-	}
-	return f.SeekHole(off)
+	return b.e.SeekData(id, x, off, data)
 }
 
-func (b *roBackend) Readlink(id ID) (string, error) {
-	p, err := b.path(id)
+func (b *roBackend) Readlink(id ondisk.InodeRef) (string, error) {
+	x, err := b.e.Inode(id)
 	if err != nil {
 		return "", err
 	}
-	return b.fs.ReadLink(p)
+	if x.Mode&item.SIFMT != item.SIFLNK {
+		return "", syscall.EINVAL
+	}
+	return b.e.Readlink(id, &x)
 }
 
-func (b *roBackend) ListXattr(id ID) ([]string, error) {
-	p, err := b.path(id)
+func (b *roBackend) ListXattr(id ondisk.InodeRef) ([]string, error) {
+	xs, err := b.e.Xattrs(id)
 	if err != nil {
 		return nil, err
 	}
-	return b.fs.ListXattr(p)
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.Name
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
-func (b *roBackend) GetXattr(id ID, name string) ([]byte, error) {
-	p, err := b.path(id)
-	if err != nil {
-		return nil, err
-	}
-	v, err := b.fs.GetXattr(p, name)
+func (b *roBackend) GetXattr(id ondisk.InodeRef, name string) ([]byte, error) {
+	v, err := b.e.GetXattr(id, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, syscall.ENODATA
 	}
@@ -295,17 +210,10 @@ func (b *roBackend) GetXattr(id ID, name string) ([]byte, error) {
 
 func (b *roBackend) Statfs() (statfs, error) { return b.sf, nil }
 
-func (b *roBackend) Forget(id ID) {
+func (b *roBackend) Forget(id ondisk.InodeRef) {
 	b.mu.Lock()
-	f := b.files[id]
 	delete(b.files, id)
-	if id != b.root {
-		delete(b.paths, id)
-	}
 	b.mu.Unlock()
-	if f != nil {
-		f.Close()
-	}
 }
 
-func (b *roBackend) Close() error { return b.fs.Close() }
+func (b *roBackend) Close() error { return b.e.Close() }

@@ -1,7 +1,6 @@
 package fusefs
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
-	"github.com/gobtrfs/gobtrfs/internal/inode"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"github.com/gobtrfs/gobtrfs/internal/pagecache"
@@ -25,7 +23,7 @@ type rwState struct {
 	m     *fsys
 	ops   *fsops.FS
 	cache *pagecache.Cache
-	root  ID
+	root  ondisk.InodeRef
 
 	// wbMu: shared by readers of "disk + dirty" views, exclusive for
 	// writeback and for operations that change file data on disk (see doc.go).
@@ -37,11 +35,13 @@ type rwState struct {
 	// that decides whether an unlinked file needs a hidden name.
 	nsMu sync.Mutex
 
-	noCaps sync.Map // ID -> struct{}: known to have no security.capability
+	noCaps sync.Map // ondisk.InodeRef -> struct{}: known to have no security.capability
+
+	atimes map[ondisk.InodeRef]time.Time // under mu: access times not yet in the inode items (atime.go)
 
 	mu      sync.Mutex
-	open    map[ID]*openState
-	orphans map[uint64]ID // subvolume -> its orphan directory
+	open    map[ondisk.InodeRef]*openState
+	orphans map[ondisk.ObjectID]ondisk.InodeRef // subvolume -> its orphan directory
 	tmpSeq  uint64
 
 	// kernelTimes: in the kernel's writeback cache mode the kernel keeps
@@ -69,14 +69,6 @@ type openState struct {
 	lastWrite time.Time
 }
 
-func fid(id ID) fsops.ID {
-	return fsops.ID{Root: ondisk.ObjectID(id.Subvol), Ino: ondisk.ObjectID(id.Ino)}
-}
-
-func idOf(f fsops.ID) ID { return ID{uint64(f.Root), uint64(f.Ino)} }
-
-func key(id ID) pagecache.Key { return pagecache.Key{Subvol: id.Subvol, Ino: id.Ino} }
-
 // openRW opens image for writing and picks the subvolume to serve.
 func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 	if o.NoLogReplay {
@@ -95,7 +87,7 @@ func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rwState{m: m, ops: ops, open: map[ID]*openState{}, orphans: map[uint64]ID{},
+	r := &rwState{m: m, ops: ops, open: map[ondisk.InodeRef]*openState{}, orphans: map[ondisk.ObjectID]ondisk.InodeRef{}, atimes: map[ondisk.InodeRef]time.Time{},
 		limit: o.DirtyLimit, interval: o.CommitInterval, kernelTimes: o.WritebackCache,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if r.limit <= 0 {
@@ -110,8 +102,8 @@ func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 		ops.Close()
 		return nil, err
 	}
-	r.root = ID{sub, uint64(fsops.RootDirIno)}
-	if _, err := ops.Stat(fid(r.root)); err != nil {
+	r.root = ondisk.InodeRef{Root: sub, Ino: fsops.RootDirIno}
+	if _, err := ops.Stat(r.root); err != nil {
 		ops.Close()
 		return nil, fmt.Errorf("subvolume %d: %w", sub, err)
 	}
@@ -123,14 +115,14 @@ func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 }
 
 // pickSubvol resolves subvol= / subvolid= or the default subvolume.
-func (r *rwState) pickSubvol(o *Options) (uint64, error) {
+func (r *rwState) pickSubvol(o *Options) (ondisk.ObjectID, error) {
 	switch {
 	case o.SubvolID != 0:
-		return o.SubvolID, nil
+		return ondisk.ObjectID(o.SubvolID), nil
 	case o.Subvol != "":
 		want := strings.Trim(path.Clean("/"+o.Subvol), "/")
 		if want == "" {
-			return uint64(ondisk.FSTreeObjectID), nil
+			return ondisk.FSTreeObjectID, nil
 		}
 		subs, err := r.ops.ListSubvolumes()
 		if err != nil {
@@ -138,25 +130,22 @@ func (r *rwState) pickSubvol(o *Options) (uint64, error) {
 		}
 		for _, s := range subs {
 			if s.Path == want {
-				return uint64(s.ID), nil
+				return s.ID, nil
 			}
 		}
 		return 0, fmt.Errorf("subvol=%s: %w", o.Subvol, fs.ErrNotExist)
 	}
-	e, err := inode.Lookup(r.ops.FI.RootTree, ondisk.RootTreeDirObjectID, "default")
-	if errors.Is(err, fs.ErrNotExist) {
-		return uint64(ondisk.FSTreeObjectID), nil
-	}
+	id, err := r.ops.DefaultSubvolume()
 	if err != nil {
 		return 0, fmt.Errorf("default subvolume: %w", err)
 	}
-	return uint64(e.Location.ObjectID), nil
+	return id, nil
 }
 
 // lock returns id's data lock.
-func (r *rwState) lock(id ID) *sync.Mutex { return &r.locks[lockIndex(id)] }
+func (r *rwState) lock(id ondisk.InodeRef) *sync.Mutex { return &r.locks[lockIndex(id)] }
 
-func lockIndex(id ID) int { return int((id.Ino*0x9E3779B97F4A7C15 ^ id.Subvol) >> 56) }
+func lockIndex(id ondisk.InodeRef) int { return int((id.Ino*0x9E3779B97F4A7C15 ^ id.Root) >> 56) }
 
 func attrOfItem(x *item.InodeItem) attr {
 	return attr{Mode: x.Mode, Nlink: x.NLink, UID: x.UID, GID: x.GID, Rdev: x.Rdev, Size: x.Size,
@@ -167,15 +156,18 @@ func attrOfItem(x *item.InodeItem) attr {
 // overlay adds what is buffered to on-disk attributes: the size grows to
 // the end of dirty data, the times to the last buffered write, and a hidden
 // name does not count as a link.
-func (r *rwState) overlay(id ID, a *attr) {
+func (r *rwState) overlay(id ondisk.InodeRef, a *attr) {
 	isDir := a.Mode&syscall.S_IFMT == syscall.S_IFDIR
 	if a.Mode&syscall.S_IFMT == syscall.S_IFREG {
-		if end := uint64(r.cache.DirtyEnd(key(id))); end > a.Size {
+		if end := uint64(r.cache.DirtyEnd(id)); end > a.Size {
 			a.NBytes += (end - a.Size + 4095) &^ 4095
 			a.Size = end
 		}
 	}
 	r.mu.Lock()
+	if t, ok := r.atimes[id]; ok && t.After(a.Atime) {
+		a.Atime = t
+	}
 	if st := r.open[id]; st != nil {
 		if !st.mtime.IsZero() {
 			a.Mtime = st.mtime
@@ -193,10 +185,10 @@ func (r *rwState) overlay(id ID, a *attr) {
 	r.mu.Unlock()
 }
 
-func (r *rwState) getattr(id ID) (attr, error) {
+func (r *rwState) getattr(id ondisk.InodeRef) (attr, error) {
 	r.wbMu.RLock()
 	defer r.wbMu.RUnlock()
-	x, err := r.ops.Stat(fid(id))
+	x, err := r.ops.Stat(id)
 	if err != nil {
 		return attr{}, err
 	}
@@ -209,14 +201,13 @@ func (r *rwState) getattr(id ID) (attr, error) {
 // space in data block groups plus unallocated device space, less what is
 // buffered and not yet allocated.
 func (r *rwState) statfs() (statfs, error) {
-	sb := r.ops.T.Super()
-	free := r.dataFree()
+	total, free, bs := r.ops.Space()
 	dirty := uint64(max(r.cache.Stats().DirtyBytes, 0))
 	free -= min(free, dirty)
-	return statfs{Total: sb.TotalBytes, Free: free, Avail: free, BlockSize: sb.SectorSize}, nil
+	return statfs{Total: total, Free: free, Avail: free, BlockSize: bs}, nil
 }
 
 func (r *rwState) dataFree() uint64 {
-	g := r.ops.T.Groups()
-	return g.Space(ondisk.BlockGroupData).Free + g.Device().Unallocated()
+	_, free, _ := r.ops.Space()
+	return free
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
-	"github.com/gobtrfs/gobtrfs/internal/pagecache"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // wbBackend is the page cache's way to disk: each contiguous dirty range
@@ -16,17 +16,17 @@ import (
 // so buffered 4 KiB writes land as large extents (delayed allocation).
 type wbBackend struct{ r *rwState }
 
-func (w wbBackend) WriteBack(k pagecache.Key, off int64, data []byte) error {
+func (w wbBackend) WriteBack(k ondisk.InodeRef, off int64, data []byte) error {
 	r := w.r
-	id := ID{k.Subvol, k.Ino}
-	before, err := r.ops.Stat(fid(id))
+	id := k
+	before, err := r.ops.Stat(id)
 	if isGone(err) {
 		return nil // deleted meanwhile: nothing to keep
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := r.ops.WriteAt(fid(id), uint64(off), data); err != nil {
+	if _, err := r.ops.WriteAt(id, uint64(off), data); err != nil {
 		if isGone(err) {
 			return nil
 		}
@@ -48,7 +48,7 @@ func (w wbBackend) WriteBack(k pagecache.Key, off int64, data []byte) error {
 	if c := before.Ctime.Time(); c.After(ctime) {
 		ctime = c
 	}
-	_, err = r.ops.Setattr(fid(id), fsops.SetAttr{Valid: fsops.SetMtime | fsops.SetCtime, Mtime: t, Ctime: ctime})
+	_, err = r.ops.Setattr(id, fsops.SetAttr{Valid: fsops.SetMtime | fsops.SetCtime, Mtime: t, Ctime: ctime})
 	return err
 }
 
@@ -56,11 +56,11 @@ func isGone(err error) bool { return errors.Is(err, syscall.ENOENT) }
 
 // read returns file bytes at off: on-disk bytes with dirty bytes over
 // them, up to the end of the file (on disk or buffered, whichever is longer).
-func (r *rwState) read(id ID, dest []byte, off int64) ([]byte, error) {
+func (r *rwState) read(id ondisk.InodeRef, dest []byte, off int64) ([]byte, error) {
 	r.wbMu.RLock()
 	defer r.wbMu.RUnlock()
-	k := key(id)
-	data, err := r.ops.ReadAt(fid(id), uint64(off), len(dest)) // clipped at the on-disk size
+	k := id
+	data, err := r.ops.ReadAt(id, uint64(off), len(dest)) // clipped at the on-disk size
 	if errors.Is(err, diskio.ErrCorrupt) {
 		data, err = r.readAroundDirty(id, k, int64(len(dest)), off, err)
 	}
@@ -88,7 +88,7 @@ func (r *rwState) read(id ID, dest []byte, off int64) ([]byte, error) {
 // from disk only the bytes no dirty data covers: what is still in the page
 // cache is served from memory, as the kernel would. It returns the first
 // error again when a damaged sector is in a range read from disk.
-func (r *rwState) readAroundDirty(id ID, k pagecache.Key, n, off int64, first error) ([]byte, error) {
+func (r *rwState) readAroundDirty(id ondisk.InodeRef, k ondisk.InodeRef, n, off int64, first error) ([]byte, error) {
 	clean := r.cache.CleanRanges(k, off, n)
 	if len(clean) == 1 && clean[0] == [2]int64{off, off + n} {
 		return nil, first // nothing dirty there
@@ -96,7 +96,7 @@ func (r *rwState) readAroundDirty(id ID, k pagecache.Key, n, off int64, first er
 	data := make([]byte, n)
 	end := int64(0) // end of the on-disk bytes read
 	for _, c := range clean {
-		b, err := r.ops.ReadAt(fid(id), uint64(c[0]), int(c[1]-c[0]))
+		b, err := r.ops.ReadAt(id, uint64(c[0]), int(c[1]-c[0]))
 		if err != nil {
 			return nil, err
 		}
@@ -112,13 +112,13 @@ func (r *rwState) readAroundDirty(id ID, k pagecache.Key, n, off int64, first er
 // write buffers data at off. It refuses with ENOSPC when the data could
 // not be allocated even after writing everything back (space is checked
 // when the write is accepted, as btrfs reserves delalloc space).
-func (r *rwState) write(id ID, data []byte, off int64) (int, error) {
+func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64) (int, error) {
 	if err := r.reserve(int64(len(data))); err != nil {
 		return 0, err
 	}
 	l := r.lock(id)
 	l.Lock()
-	err := r.cache.Write(key(id), off, data)
+	err := r.cache.Write(id, off, data)
 	now := time.Now()
 	if !r.kernelTimes {
 		r.mu.Lock()
@@ -181,15 +181,16 @@ func (r *rwState) throttle(n int64) {
 // flushAll writes back every inode on the writeback list (only those).
 func (r *rwState) flushAll() error {
 	r.wbMu.Lock()
-	defer r.wbMu.Unlock()
 	err := r.cache.Sync()
 	r.dirty.Store(r.cache.Stats().DirtyBytes)
+	r.wbMu.Unlock()
+	r.flushAtimes(nil)
 	return err
 }
 
 // flushInode writes back id's dirty data. Caller holds wbMu exclusively.
-func (r *rwState) flushInodeLocked(id ID) error {
-	return r.cache.Fsync(key(id))
+func (r *rwState) flushInodeLocked(id ondisk.InodeRef) error {
+	return r.cache.Fsync(id)
 }
 
 // syncAll writes everything back and commits: syncfs, unmount, fsyncdir
@@ -203,28 +204,29 @@ func (r *rwState) syncAll() error {
 
 // fsync makes id durable: its data written back (that inode's only), then
 // the log tree (no commit) or, where fsops cannot log it, a full commit.
-func (r *rwState) fsync(id ID) error {
+func (r *rwState) fsync(id ondisk.InodeRef) error {
 	r.wbMu.Lock()
 	err := r.flushInodeLocked(id)
 	r.wbMu.Unlock()
 	if err != nil {
 		return err
 	}
-	return r.ops.Fsync(fid(id))
+	r.flushAtimes(&id)
+	return r.ops.Fsync(id)
 }
 
 // fsyncDir makes directory id durable: every buffered write goes back
 // (the log takes the directory's new children whole), then the log tree.
-func (r *rwState) fsyncDir(id ID) error {
+func (r *rwState) fsyncDir(id ondisk.InodeRef) error {
 	if err := r.flushAll(); err != nil {
 		return err
 	}
-	return r.ops.Fsync(fid(id))
+	return r.ops.Fsync(id)
 }
 
 // withData runs fn, which changes id's data on disk, with id's buffered
 // data written back first and writeback held off.
-func (r *rwState) withData(id ID, fn func() error) error {
+func (r *rwState) withData(id ondisk.InodeRef, fn func() error) error {
 	l := r.lock(id)
 	l.Lock()
 	defer l.Unlock()
@@ -240,7 +242,7 @@ func (r *rwState) withData(id ID, fn func() error) error {
 
 // diskTimes forgets the buffered mtime of id after an operation that set
 // the times on disk itself (all its buffered data was written back before).
-func (r *rwState) diskTimes(id ID) {
+func (r *rwState) diskTimes(id ondisk.InodeRef) {
 	r.mu.Lock()
 	if st := r.open[id]; st != nil {
 		st.mtime, st.lastWrite = time.Time{}, time.Time{}
@@ -263,7 +265,10 @@ func (r *rwState) diskTimes(id ID) {
 // kernel sends open(O_TRUNC) as a size-0 SETATTR without a file, the same
 // request truncate(2) to 0 makes: an empty file truncated to 0 that way
 // gets new times, as open(O_TRUNC) gives on the kernel.
-func (r *rwState) setattr(id ID, a fsops.SetAttr, withFile bool) error {
+func (r *rwState) setattr(id ondisk.InodeRef, a fsops.SetAttr, withFile bool) error {
+	if a.Valid&fsops.SetAtime != 0 {
+		r.dropAtime(id)
+	}
 	setTime := func() {
 		if a.Valid&fsops.SetMtime != 0 {
 			r.mu.Lock()
@@ -278,7 +283,7 @@ func (r *rwState) setattr(id ID, a fsops.SetAttr, withFile bool) error {
 		l.Lock()
 		defer l.Unlock()
 		setTime()
-		_, err := r.ops.Setattr(fid(id), a)
+		_, err := r.ops.Setattr(id, a)
 		return err
 	}
 	l := r.lock(id)
@@ -287,11 +292,11 @@ func (r *rwState) setattr(id ID, a fsops.SetAttr, withFile bool) error {
 	r.wbMu.Lock()
 	defer r.wbMu.Unlock()
 	if !r.kernelTimes && a.Valid&fsops.SetMtime == 0 {
-		x, err := r.ops.Stat(fid(id))
+		x, err := r.ops.Stat(id)
 		if err != nil {
 			return err
 		}
-		size := max(x.Size, uint64(max(r.cache.DirtyEnd(key(id)), 0)))
+		size := max(x.Size, uint64(max(r.cache.DirtyEnd(id), 0)))
 		if size == a.Size && !withFile && a.Size != 0 && a.Valid&^fsops.SetSize == 0 {
 			return nil // truncate(2) to the size it has
 		}
@@ -301,23 +306,23 @@ func (r *rwState) setattr(id ID, a fsops.SetAttr, withFile bool) error {
 			a.Mtime, a.Ctime = now, now
 		}
 	}
-	r.cache.Truncate(key(id), int64(a.Size))
+	r.cache.Truncate(id, int64(a.Size))
 	if err := r.flushInodeLocked(id); err != nil {
 		return err
 	}
 	r.diskTimes(id)
 	setTime()
-	_, err := r.ops.Setattr(fid(id), a)
+	_, err := r.ops.Setattr(id, a)
 	return err
 }
 
 // fallocate preallocates or punches (fsops modes).
-func (r *rwState) fallocate(id ID, off, n uint64, mode uint32) error {
-	return r.withData(id, func() error { return r.ops.Fallocate(fid(id), mode, off, n) })
+func (r *rwState) fallocate(id ondisk.InodeRef, off, n uint64, mode uint32) error {
+	return r.withData(id, func() error { return r.ops.Fallocate(id, mode, off, n) })
 }
 
 // seekData answers SEEK_DATA / SEEK_HOLE with buffered data written back.
-func (r *rwState) seekData(id ID, off int64, data bool) (int64, error) {
+func (r *rwState) seekData(id ondisk.InodeRef, off int64, data bool) (int64, error) {
 	r.wbMu.Lock()
 	defer r.wbMu.Unlock()
 	if err := r.flushInodeLocked(id); err != nil {
@@ -329,7 +334,7 @@ func (r *rwState) seekData(id ID, off int64, data bool) (int64, error) {
 // copyRange copies n bytes of src at srcOff to dst at dstOff: a reflink
 // (fsops.Clone) where btrfs allows one, else a buffered copy. It returns
 // the bytes copied (clipped at the end of src).
-func (r *rwState) copyRange(src ID, srcOff uint64, dst ID, dstOff uint64, n uint64) (uint64, error) {
+func (r *rwState) copyRange(src ondisk.InodeRef, srcOff uint64, dst ondisk.InodeRef, dstOff uint64, n uint64) (uint64, error) {
 	i, j := lockIndex(src), lockIndex(dst)
 	if i > j {
 		i, j = j, i
@@ -352,7 +357,7 @@ func (r *rwState) copyRange(src ID, srcOff uint64, dst ID, dstOff uint64, n uint
 	if err := r.flushInodeLocked(dst); err != nil {
 		return 0, err
 	}
-	sx, err := r.ops.Stat(fid(src))
+	sx, err := r.ops.Stat(src)
 	if err != nil {
 		return 0, err
 	}
@@ -361,7 +366,7 @@ func (r *rwState) copyRange(src ID, srcOff uint64, dst ID, dstOff uint64, n uint
 	}
 	n = min(n, sx.Size-srcOff, 1<<30)
 	if r.canClone(src, srcOff, dst, dstOff, n, sx.Size) {
-		err := r.ops.Clone(fid(src), srcOff, fid(dst), dstOff, n)
+		err := r.ops.Clone(src, srcOff, dst, dstOff, n)
 		if err == nil {
 			r.diskTimes(dst)
 			return n, nil
@@ -376,7 +381,7 @@ func (r *rwState) copyRange(src ID, srcOff uint64, dst ID, dstOff uint64, n uint
 // canClone reports whether the ranges meet the reflink rules: sector
 // aligned (the length may end at the end of src), not overlapping within a
 // file, same subvolume tree or not (btrfs clones across subvolumes).
-func (r *rwState) canClone(src ID, srcOff uint64, dst ID, dstOff, n, srcSize uint64) bool {
+func (r *rwState) canClone(src ondisk.InodeRef, srcOff uint64, dst ondisk.InodeRef, dstOff, n, srcSize uint64) bool {
 	ss := r.ops.SectorSize()
 	if srcOff%ss != 0 || dstOff%ss != 0 {
 		return false
@@ -391,18 +396,18 @@ func (r *rwState) canClone(src ID, srcOff uint64, dst ID, dstOff, n, srcSize uin
 }
 
 // copyBuffered copies through the page cache. Caller holds wbMu.
-func (r *rwState) copyBuffered(src ID, srcOff uint64, dst ID, dstOff uint64, n uint64) error {
+func (r *rwState) copyBuffered(src ondisk.InodeRef, srcOff uint64, dst ondisk.InodeRef, dstOff uint64, n uint64) error {
 	const chunk = 1 << 20
 	for done := uint64(0); done < n; {
 		c := min(chunk, n-done)
-		data, err := r.ops.ReadAt(fid(src), srcOff+done, int(c))
+		data, err := r.ops.ReadAt(src, srcOff+done, int(c))
 		if err != nil {
 			return err
 		}
 		if len(data) == 0 {
 			break
 		}
-		if err := r.cache.Write(key(dst), int64(dstOff+done), data); err != nil {
+		if err := r.cache.Write(dst, int64(dstOff+done), data); err != nil {
 			return err
 		}
 		r.dirty.Add(int64(len(data)))

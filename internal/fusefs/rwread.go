@@ -6,7 +6,7 @@ import (
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
-	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
@@ -14,30 +14,30 @@ import (
 
 var _ backend = (*rwState)(nil)
 
-func (r *rwState) Root() ID { return r.root }
+func (r *rwState) Root() ondisk.InodeRef { return r.root }
 
-func (r *rwState) Getattr(id ID) (attr, error) {
-	x, err := r.ops.Stat(fid(id))
+func (r *rwState) Getattr(id ondisk.InodeRef) (attr, error) {
+	x, err := r.ops.Stat(id)
 	if err != nil {
 		return attr{}, err
 	}
 	return attrOfItem(&x), nil
 }
 
-func (r *rwState) Lookup(dir ID, name string) (ID, attr, error) {
-	f, x, err := r.ops.Lookup(fid(dir), name)
+func (r *rwState) Lookup(dir ondisk.InodeRef, name string) (ondisk.InodeRef, attr, error) {
+	f, x, err := r.ops.Lookup(dir, name)
 	if err == nil && x.Mode&item.SIFMT == item.SIFDIR {
 		// a directory is entered only through its one link (no loops)
-		err = r.ops.CheckLink(fid(dir), name, f)
+		err = r.ops.CheckLink(dir, name, f)
 	}
 	if err != nil {
-		return ID{}, attr{}, err
+		return ondisk.InodeRef{}, attr{}, err
 	}
-	return idOf(f), attrOfItem(&x), nil
+	return f, attrOfItem(&x), nil
 }
 
 // lookupOverlay is Lookup with buffered writes counted.
-func (r *rwState) lookupOverlay(dir ID, name string) (ID, attr, error) {
+func (r *rwState) lookupOverlay(dir ondisk.InodeRef, name string) (ondisk.InodeRef, attr, error) {
 	r.wbMu.RLock()
 	defer r.wbMu.RUnlock()
 	id, a, err := r.Lookup(dir, name)
@@ -47,8 +47,8 @@ func (r *rwState) lookupOverlay(dir ID, name string) (ID, attr, error) {
 	return id, a, err
 }
 
-func (r *rwState) ReadDir(dir ID, from uint64, fn func(dirent) bool) error {
-	es, err := r.ops.ListDir(fid(dir), func(err error) { r.m.logf("readdir %v: skipping entry: %v", dir, err) })
+func (r *rwState) ReadDir(dir ondisk.InodeRef, from uint64, fn func(dirent) bool) error {
+	es, err := r.ops.ListDir(dir, func(err error) { r.m.logf("readdir %v: skipping entry: %v", dir, err) })
 	if errors.Is(err, diskio.ErrCorrupt) {
 		// listed past the blocks that could not be read
 		err = partialDir(dir, len(es) > 0, err, func(s string) { r.m.logf("%s", s) })
@@ -60,7 +60,7 @@ func (r *rwState) ReadDir(dir ID, from uint64, fn func(dirent) bool) error {
 		if e.Index < from {
 			continue
 		}
-		if !fn(dirent{Name: e.Name, Index: e.Index, Mode: modeOfFT(e.Type, e.IsSubvol()), ID: idOf(e.Target(fid(dir).Root))}) {
+		if !fn(dirent{Name: e.Name, Index: e.Index, Mode: modeOfFT(e.Type, e.IsSubvol()), ID: e.Target(dir.Root)}) {
 			break
 		}
 	}
@@ -89,26 +89,26 @@ func modeOfFT(t uint8, subvol bool) uint32 {
 	return syscall.S_IFREG
 }
 
-func (r *rwState) ReadAt(id ID, p []byte, off int64) (int, error) {
-	data, err := r.ops.ReadAt(fid(id), uint64(off), len(p))
+func (r *rwState) ReadAt(id ondisk.InodeRef, p []byte, off int64) (int, error) {
+	data, err := r.ops.ReadAt(id, uint64(off), len(p))
 	return copy(p, data), err
 }
 
-func (r *rwState) Readlink(id ID) (string, error) { return r.ops.Readlink(fid(id)) }
+func (r *rwState) Readlink(id ondisk.InodeRef) (string, error) { return r.ops.Readlink(id) }
 
-func (r *rwState) ListXattr(id ID) ([]string, error) { return r.ops.ListXattr(fid(id)) }
+func (r *rwState) ListXattr(id ondisk.InodeRef) ([]string, error) { return r.ops.ListXattr(id) }
 
 // capsXattr is asked for before every write (the kernel's
 // file_remove_privs); a negative answer is cached per inode.
 const capsXattr = "security.capability"
 
-func (r *rwState) GetXattr(id ID, name string) ([]byte, error) {
+func (r *rwState) GetXattr(id ondisk.InodeRef, name string) ([]byte, error) {
 	if name == capsXattr {
 		if _, ok := r.noCaps.Load(id); ok {
 			return nil, syscall.ENODATA
 		}
 	}
-	v, err := r.ops.GetXattr(fid(id), name)
+	v, err := r.ops.GetXattr(id, name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENODATA) {
 		if name == capsXattr {
 			r.noCaps.Store(id, struct{}{})
@@ -118,51 +118,13 @@ func (r *rwState) GetXattr(id ID, name string) ([]byte, error) {
 	return v, err
 }
 
-// SeekData looks the extents up in the running transaction's tree (fsops
-// has no seek of its own yet); callers write the inode back first.
-func (r *rwState) SeekData(id ID, off int64, data bool) (int64, error) {
-	x, err := r.ops.Stat(fid(id))
-	if err != nil {
-		return 0, err
-	}
-	size := int64(x.Size)
-	if off < 0 || off >= size {
-		return 0, syscall.ENXIO
-	}
-	h, err := r.ops.T.Begin()
-	if err != nil {
-		return 0, err
-	}
-	defer h.End()
-	t, err := h.Tree(fid(id).Root)
-	if err != nil {
-		return 0, err
-	}
-	for pos := uint64(off); pos < uint64(size); {
-		spans, err := inode.MapAt(t, fid(id).Ino, pos, 16)
-		if err != nil {
-			return 0, err
-		}
-		if len(spans) == 0 {
-			break
-		}
-		for _, s := range spans {
-			isData := s.Extent != nil && (s.Extent.Type == inode.ExtentInline ||
-				s.Extent.Type == inode.ExtentRegular && s.Extent.DiskBytenr != 0)
-			if isData == data && s.End > pos {
-				return int64(max(pos, s.Start)), nil
-			}
-			pos = max(pos, s.End)
-		}
-	}
-	if data {
-		return 0, syscall.ENXIO
-	}
-	return size, nil
+// SeekData sees the running transaction; callers write the inode back first.
+func (r *rwState) SeekData(id ondisk.InodeRef, off int64, data bool) (int64, error) {
+	return r.ops.SeekData(id, off, data)
 }
 
 func (r *rwState) Statfs() (statfs, error) { return r.statfs() }
 
-func (r *rwState) Forget(id ID) { r.noCaps.Delete(id) }
+func (r *rwState) Forget(id ondisk.InodeRef) { r.noCaps.Delete(id) }
 
 func (r *rwState) Close() error { return r.close() }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 	"golang.org/x/sys/unix"
 )
@@ -33,6 +34,7 @@ func imageOffsets(t *testing.T, img string, pat []byte) []int64 {
 
 func flipAt(t *testing.T, img string, off int64) {
 	t.Helper()
+	checktest.Damaged(img) // on purpose: no end-of-test check
 	f, err := os.OpenFile(img, os.O_RDWR, 0)
 	must(t, err)
 	defer f.Close()
@@ -70,7 +72,7 @@ func TestRWMountVerifiesData(t *testing.T) {
 			var st unix.Stat_t
 			must(t, unix.Stat(tm.path("f"), &st))
 			tm.unmount()
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 
 			const sector = 5 * 4096
 			at := imageOffsets(t, img, data[sector:sector+4096])
@@ -139,6 +141,7 @@ func TestRWMountDirtyOverDamage(t *testing.T) {
 		t.Fatalf("sector found %d times", len(at))
 	}
 	flipAt(t, img, at[0]+10)
+	checktest.Damaged(img) // the damaged sector stays referenced (its extent is only partly overwritten)
 
 	tm = mountImage(t, img, Options{DirtyLimit: 1 << 30})
 	fresh := bytes.Repeat([]byte{0xab}, 4096)
@@ -161,6 +164,7 @@ func TestRWMountDirtyOverDamage(t *testing.T) {
 	r.Close()
 	w.Close()
 	tm.unmount()
+	checktest.Metadata(t, img)
 }
 
 // alignedBuf returns n bytes aligned for O_DIRECT.

@@ -16,18 +16,24 @@ var (
 // kernel's ACL_KILL_SGID as rawACL passes it (acl.go). mirrors btrfs_setxattr
 func (n *Node) Setxattr(ctx context.Context, name string, data []byte, flags uint32) syscall.Errno {
 	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.m.flagPerm(n.id, true)
+	}
 	if errno != 0 {
 		return errno
 	}
 	r.noCaps.Delete(n.id)
-	return n.m.errnoOf("setxattr "+name, n.id, r.ops.SetXattr(fid(n.id), name, data, setxattrFlags(flags)))
+	return n.m.errnoOf("setxattr "+name, n.id, r.ops.SetXattr(n.id, name, data, setxattrFlags(flags)))
 }
 
 // Removexattr removes attribute name (ENODATA if unset).
 func (n *Node) Removexattr(ctx context.Context, name string) syscall.Errno {
 	r, errno := n.writable()
+	if errno == 0 {
+		errno = n.m.flagPerm(n.id, true)
+	}
 	if errno != 0 {
 		return errno
 	}
-	return n.m.errnoOf("removexattr "+name, n.id, r.ops.RemoveXattr(fid(n.id), name))
+	return n.m.errnoOf("removexattr "+name, n.id, r.ops.RemoveXattr(n.id, name))
 }

@@ -3,21 +3,14 @@ package pagecache
 import (
 	"fmt"
 	"sync"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
-
-// Key names an inode: subvolume tree and inode number (subvolume roots all
-// have inode 256, so the number alone is not unique).
-type Key struct {
-	Subvol uint64
-	Ino    uint64
-}
-
-func (k Key) String() string { return fmt.Sprintf("%d:%d", k.Subvol, k.Ino) }
 
 // Backend persists dirty data. WriteBack receives each contiguous dirty range
 // of one inode, in offset order; it chooses extent sizes (delayed allocation).
 type Backend interface {
-	WriteBack(k Key, off int64, data []byte) error
+	WriteBack(k ondisk.InodeRef, off int64, data []byte) error
 }
 
 // Stats counts writeback-list events, like the seed's tracepoints
@@ -36,7 +29,7 @@ type Stats struct {
 // Inode is the cache's per-inode state. It sits on the writeback list while
 // it has dirty data or is under writeback.
 type Inode struct {
-	key   Key
+	key   ondisk.InodeRef
 	mu    sync.Mutex // serializes writeback of this inode
 	dirty dirtyRanges
 	// intrusive writeback list links (guarded by Cache.mu)
@@ -51,30 +44,30 @@ type Cache struct {
 	limit   int64 // dirty bytes before writers flush
 
 	mu     sync.Mutex
-	inodes map[Key]*Inode
+	inodes map[ondisk.InodeRef]*Inode
 	head   Inode // sentinel of the writeback list
 	dirty  int64
 	stats  Stats
 	// Trace, if set, receives "mark"/"clear" events per inode.
-	Trace func(event string, k Key)
+	Trace func(event string, k ondisk.InodeRef)
 }
 
 // New makes a cache that writes back through b once more than limit bytes are dirty.
 func New(b Backend, limit int64) *Cache {
-	c := &Cache{backend: b, limit: limit, inodes: map[Key]*Inode{}}
+	c := &Cache{backend: b, limit: limit, inodes: map[ondisk.InodeRef]*Inode{}}
 	c.head.next, c.head.prev = &c.head, &c.head
 	return c
 }
 
 // Get returns the cached inode, creating a clean entry (callers cache clean
 // inodes here too; they cost one map entry and never touch the list).
-func (c *Cache) Get(k Key) *Inode {
+func (c *Cache) Get(k ondisk.InodeRef) *Inode {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.getLocked(k)
 }
 
-func (c *Cache) getLocked(k Key) *Inode {
+func (c *Cache) getLocked(k ondisk.InodeRef) *Inode {
 	in := c.inodes[k]
 	if in == nil {
 		in = &Inode{key: k}
@@ -84,7 +77,7 @@ func (c *Cache) getLocked(k Key) *Inode {
 }
 
 // Forget drops a clean inode from the cache; a dirty one stays until written back.
-func (c *Cache) Forget(k Key) {
+func (c *Cache) Forget(k ondisk.InodeRef) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if in := c.inodes[k]; in != nil && !in.onList {
@@ -123,7 +116,7 @@ func (c *Cache) clear(in *Inode) {
 
 // Write buffers data at off for inode k. When the cache holds more dirty bytes
 // than its limit, it writes back (outside the lock) before returning.
-func (c *Cache) Write(k Key, off int64, data []byte) error {
+func (c *Cache) Write(k ondisk.InodeRef, off int64, data []byte) error {
 	c.mu.Lock()
 	in := c.getLocked(k)
 	before := in.dirty.bytes
@@ -140,7 +133,7 @@ func (c *Cache) Write(k Key, off int64, data []byte) error {
 
 // Overlay copies k's dirty bytes over p, which holds the on-disk bytes at off,
 // and returns the end of dirty data (the file may be longer than on disk).
-func (c *Cache) Overlay(k Key, p []byte, off int64) int64 {
+func (c *Cache) Overlay(k ondisk.InodeRef, p []byte, off int64) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	in := c.inodes[k]
@@ -152,7 +145,7 @@ func (c *Cache) Overlay(k Key, p []byte, off int64) int64 {
 }
 
 // DirtyEnd is the end of k's dirty data, or 0.
-func (c *Cache) DirtyEnd(k Key) int64 {
+func (c *Cache) DirtyEnd(k ondisk.InodeRef) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if in := c.inodes[k]; in != nil {
@@ -162,7 +155,7 @@ func (c *Cache) DirtyEnd(k Key) int64 {
 }
 
 // Truncate drops k's dirty bytes at or beyond size.
-func (c *Cache) Truncate(k Key, size int64) {
+func (c *Cache) Truncate(k ondisk.InodeRef, size int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	in := c.inodes[k]
@@ -178,7 +171,7 @@ func (c *Cache) Truncate(k Key, size int64) {
 }
 
 // Drop discards k's dirty data without writing it (the file was deleted).
-func (c *Cache) Drop(k Key) {
+func (c *Cache) Drop(k ondisk.InodeRef) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if in := c.inodes[k]; in != nil {
@@ -190,7 +183,7 @@ func (c *Cache) Drop(k Key) {
 }
 
 // Fsync writes back k's dirty data.
-func (c *Cache) Fsync(k Key) error {
+func (c *Cache) Fsync(k ondisk.InodeRef) error {
 	c.mu.Lock()
 	in := c.inodes[k]
 	c.mu.Unlock()

@@ -7,18 +7,20 @@ import (
 	"math/rand"
 	"testing"
 	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 var seedFlag = flag.Int64("seed", 0, "seed for random tests (0 = time)")
 
 // memBackend stores written-back ranges per inode.
 type memBackend struct {
-	files  map[Key][]byte
+	files  map[ondisk.InodeRef][]byte
 	writes []int // sizes of ranges written
 	fail   bool
 }
 
-func (m *memBackend) WriteBack(k Key, off int64, data []byte) error {
+func (m *memBackend) WriteBack(k ondisk.InodeRef, off int64, data []byte) error {
 	if m.fail {
 		return errors.New("injected failure")
 	}
@@ -35,13 +37,13 @@ func (m *memBackend) WriteBack(k Key, off int64, data []byte) error {
 // TestSyncVisitsOnlyDirtyInodes is seed 002's claim, counted: with 100,000
 // clean cached inodes and 10 dirty ones, sync visits 10.
 func TestSyncVisitsOnlyDirtyInodes(t *testing.T) {
-	b := &memBackend{files: map[Key][]byte{}}
+	b := &memBackend{files: map[ondisk.InodeRef][]byte{}}
 	c := New(b, 0)
 	for i := 0; i < 100000; i++ {
-		c.Get(Key{5, uint64(1000 + i)})
+		c.Get(ondisk.InodeRef{Root: 5, Ino: ondisk.ObjectID(1000 + i)})
 	}
 	for i := 0; i < 10; i++ {
-		if err := c.Write(Key{5, uint64(1000 + i*7)}, 0, []byte("dirty")); err != nil {
+		if err := c.Write(ondisk.InodeRef{Root: 5, Ino: ondisk.ObjectID(1000 + i*7)}, 0, []byte("dirty")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,9 +67,9 @@ func TestSyncVisitsOnlyDirtyInodes(t *testing.T) {
 // TestStreamBecomesOneRange: 4 KiB sequential writes merge into one range,
 // so the backend sees one large write (delayed allocation).
 func TestStreamBecomesOneRange(t *testing.T) {
-	b := &memBackend{files: map[Key][]byte{}}
+	b := &memBackend{files: map[ondisk.InodeRef][]byte{}}
 	c := New(b, 0)
-	k := Key{5, 257}
+	k := ondisk.InodeRef{Root: 5, Ino: 257}
 	blk := bytes.Repeat([]byte{7}, 4096)
 	for i := 0; i < 1024; i++ {
 		c.Write(k, int64(i)*4096, blk)
@@ -80,9 +82,9 @@ func TestStreamBecomesOneRange(t *testing.T) {
 
 // TestFailedWritebackKeepsData: a backend error leaves the data dirty.
 func TestFailedWritebackKeepsData(t *testing.T) {
-	b := &memBackend{files: map[Key][]byte{}, fail: true}
+	b := &memBackend{files: map[ondisk.InodeRef][]byte{}, fail: true}
 	c := New(b, 0)
-	k := Key{5, 300}
+	k := ondisk.InodeRef{Root: 5, Ino: 300}
 	c.Write(k, 10, []byte("abc"))
 	if err := c.Sync(); err == nil {
 		t.Fatal("want error")
@@ -106,10 +108,10 @@ func TestRandomAgainstModel(t *testing.T) {
 	}
 	t.Logf("seed %d (replay with -seed %d)", seed, seed)
 	rng := rand.New(rand.NewSource(seed))
-	b := &memBackend{files: map[Key][]byte{}}
+	b := &memBackend{files: map[ondisk.InodeRef][]byte{}}
 	c := New(b, 1<<20)
-	model := map[Key][]byte{}
-	keys := []Key{{5, 257}, {5, 258}, {256, 257}}
+	model := map[ondisk.InodeRef][]byte{}
+	keys := []ondisk.InodeRef{{Root: 5, Ino: 257}, {Root: 5, Ino: 258}, {Root: 256, Ino: 257}}
 	for op := 0; op < 5000; op++ {
 		k := keys[rng.Intn(len(keys))]
 		switch r := rng.Intn(10); {
@@ -160,9 +162,9 @@ func TestRandomAgainstModel(t *testing.T) {
 // TestLongStreamSplitsAtMaxSpan: a stream longer than maxSpan is written
 // back as maxSpan-sized ranges (each still one large extent), in order.
 func TestLongStreamSplitsAtMaxSpan(t *testing.T) {
-	b := &memBackend{files: map[Key][]byte{}}
+	b := &memBackend{files: map[ondisk.InodeRef][]byte{}}
 	c := New(b, 0)
-	k := Key{5, 258}
+	k := ondisk.InodeRef{Root: 5, Ino: 258}
 	blk := make([]byte, 4096)
 	for i := 0; i < (20<<20)/4096; i++ {
 		blk[0] = byte(i)

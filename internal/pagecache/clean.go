@@ -1,10 +1,12 @@
 package pagecache
 
+import "github.com/gobtrfs/gobtrfs/internal/ondisk"
+
 // CleanRanges returns the parts of [off, off+n) that k has no dirty bytes
 // for, in order: what a read must take from disk. (A read whose range is
 // dirty throughout needs nothing from disk, so a damaged sector under
 // dirty bytes does not fail it.)
-func (c *Cache) CleanRanges(k Key, off, n int64) [][2]int64 {
+func (c *Cache) CleanRanges(k ondisk.InodeRef, off, n int64) [][2]int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	end := off + n

@@ -3,11 +3,13 @@ package pagecache
 import (
 	"reflect"
 	"testing"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 func TestCleanRanges(t *testing.T) {
 	c := New(nil, 0)
-	k := Key{Subvol: 5, Ino: 257}
+	k := ondisk.InodeRef{Root: 5, Ino: 257}
 	if got := c.CleanRanges(k, 0, 100); !reflect.DeepEqual(got, [][2]int64{{0, 100}}) {
 		t.Fatalf("no dirty data: %v", got)
 	}

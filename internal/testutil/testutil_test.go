@@ -33,6 +33,12 @@ func TestProblemLines(t *testing.T) {
 		"bad key ordering 39 40",
 		"Errors found in fs roots",
 		"csum missing for range",
+		"unresolved ref dir 256 index 2 namelen 1 name a filetype 1 errors 3",
+		"tree backref 30408704 root 5 not found in extent tree",
+		"Incorrect local backref count on 13631488 root 5 owner 257 offset 0 found 1 wanted 0",
+		"Counts for qgroup id: 0/5 are different",
+		"mirror 1 bytenr 13631488 csum 0x8941f998 expected csum 0x00000000, csum failed",
+		"could not find extent items for root 257",
 	} {
 		if bad := ProblemLines(cleanCheck+l+"\n", ""); len(bad) != 1 || bad[0] != l {
 			t.Errorf("%q: problem lines %q", l, bad)

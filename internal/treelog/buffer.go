@@ -49,12 +49,15 @@ type wItem struct {
 // inodeLog holds the items of one logged inode (and the checksums of its
 // new data), in key order. Its slices are reused from fsync to fsync.
 type inodeLog struct {
-	id    InodeID
-	mode  logMode
-	keep  []uint64 // DIR_INDEX indexes not copied (planned.keep)
-	items []wItem
-	csums []wItem // EXTENT_CSUM items (keyed as in the csum tree)
-	arena []byte
+	id   ondisk.InodeRef
+	mode logMode
+	keep []uint64 // DIR_INDEX indexes not copied (planned.keep)
+	dels []uint64 // planned.dels copied with
+	// transid is the transaction the store was copied in.
+	transid ondisk.Generation
+	items   []wItem
+	csums   []wItem // EXTENT_CSUM items (keyed as in the csum tree)
+	arena   []byte
 }
 
 func (l *inodeLog) reset() {

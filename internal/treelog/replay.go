@@ -23,7 +23,7 @@ type replayer struct {
 // Replay replays every log tree of f's image into the subvolume trees,
 // clears the log root and commits. It is what txn.OpenOptions.ReplayLog
 // takes. mirrors btrfs_recover_log_trees
-func Replay(f *txn.FS) error {
+func Replay(f *txn.Engine) error {
 	logs, err := Read(f.Info)
 	if err != nil || logs == nil {
 		return err

@@ -15,12 +15,6 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
-// InodeID names an inode for the log writer: subvolume tree and number.
-type InodeID struct {
-	Subvol ondisk.ObjectID
-	Ino    ondisk.ObjectID
-}
-
 // Writer writes the log trees of one filesystem. An fsync plans which
 // inodes the log must hold (planner: the fsync'd inodes of the running
 // transaction, their new ancestor directories, the old parents of renamed
@@ -37,7 +31,7 @@ type InodeID struct {
 // mirrors btrfs_sync_file / btrfs_log_inode_parent
 type Writer struct {
 	mu sync.Mutex
-	f  *txn.FS
+	f  *txn.Engine
 
 	nodesize int
 	ss       uint64
@@ -46,12 +40,14 @@ type Writer struct {
 
 	buf     scratch
 	cur     extentCursor
-	transid ondisk.Generation    // transaction of the current log
-	targets []InodeID            // inodes fsync'd in the running transaction, sorted
-	logged  []InodeID            // inodes in the log (the targets' plan), sorted
-	plan    map[InodeID]*planned // what of each logged inode is copied
-	stores  map[InodeID]*inodeLog
-	blocks  []ondisk.LogicalAddr // blocks of the log on disk
+	transid ondisk.Generation              // transaction of the current log
+	targets []ondisk.InodeRef              // inodes fsync'd in the running transaction, sorted
+	logged  []ondisk.InodeRef              // inodes in the log (the targets' plan), sorted
+	plan    map[ondisk.InodeRef]*planned   // what of each logged inode is copied
+	memo    map[ondisk.InodeRef]*visitMemo // the planner's memory of this transaction
+	stores  map[ondisk.InodeRef]*inodeLog
+	disk    diskBlocks           // blocks of the log on disk, by content
+	reused  []ondisk.LogicalAddr // blocks of the log on disk the build uses again
 	nodes   []*diskio.Node       // block buffers, reused
 	order   []wRef               // build scratch, reused
 
@@ -59,16 +55,16 @@ type Writer struct {
 }
 
 // NewWriter returns the log writer of f.
-func NewWriter(f *txn.FS) *Writer {
+func NewWriter(f *txn.Engine) *Writer {
 	sb := f.Info.Super
 	return &Writer{f: f, nodesize: int(sb.NodeSize), ss: uint64(sb.SectorSize),
 		noHoles: sb.IncompatFlags&ondisk.IncompatNoHoles != 0, csumSize: f.Info.Csum.Size(),
-		stores: map[InodeID]*inodeLog{}, plan: map[InodeID]*planned{}}
+		stores: map[ondisk.InodeRef]*inodeLog{}, plan: map[ondisk.InodeRef]*planned{}, memo: map[ondisk.InodeRef]*visitMemo{}}
 }
 
 // Fsync makes inode id durable: through the log when it can, else by
 // calling commit. The caller has written the inode's dirty data back.
-func (w *Writer) Fsync(id InodeID, commit func() error) error {
+func (w *Writer) Fsync(id ondisk.InodeRef, commit func() error) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	// Seed 000: the scratch leaf exists before the handle (our tree lock).
@@ -79,7 +75,12 @@ func (w *Writer) Fsync(id InodeID, commit func() error) error {
 	}
 	if t := h.Transid(); t != w.transid {
 		// The previous log died with its commit.
-		w.transid, w.targets, w.logged, w.blocks = t, w.targets[:0], w.logged[:0], w.blocks[:0]
+		w.transid, w.targets, w.logged = t, w.targets[:0], w.logged[:0]
+		w.disk.reset()
+		clear(w.memo)
+		if len(w.stores) > 4*maxTargets {
+			clear(w.stores)
+		}
 	}
 	reason, err := w.logAll(h, id)
 	if err != nil || reason != "" {
@@ -115,12 +116,14 @@ func (w *Writer) Fsync(id InodeID, commit func() error) error {
 		w.count(ReasonLogIO)
 		return commit()
 	}
-	if err := w.f.FreeLogBlocks(w.blocks); err != nil {
+	if err := w.f.FreeLogBlocks(w.disk.replace(nodes, w.reused)); err != nil {
 		return err
 	}
-	w.blocks = append(w.blocks[:0], addrsOf(nodes)...)
 	w.stats.mu.Lock()
 	w.stats.Logged++
+	w.stats.Written += uint64(len(nodes))
+	w.stats.Reused += uint64(len(w.reused))
+	w.stats.LastWritten, w.stats.LastBlocks = len(nodes), len(nodes)+len(w.reused)
 	w.stats.mu.Unlock()
 	return nil
 }
@@ -136,12 +139,12 @@ func addrsOf(ns []*diskio.Node) []ondisk.LogicalAddr {
 // maxTargets bounds the inodes fsync'd in one transaction's log: every
 // fsync rewrites the whole log, so its cost grows with them; past this many
 // a commit starts a new, empty log.
-var maxTargets = 32
+var maxTargets = 256
 
 // logAll plans the log for the transaction's fsync targets (id and every
 // inode fsync'd before in this transaction) and copies the planned inodes
 // into their stores. A non-empty reason says why the log cannot be used.
-func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
+func (w *Writer) logAll(h *txn.Handle, id ondisk.InodeRef) (string, error) {
 	i := sort.Search(len(w.targets), func(i int) bool { return !lessID(w.targets[i], id) })
 	fresh := i == len(w.targets) || w.targets[i] != id
 	if fresh {
@@ -170,6 +173,7 @@ func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
 		p, reason, err := newPlanner(h, w.f, sub)
 		if p != nil {
 			p.targets = map[ondisk.ObjectID]bool{}
+			p.memo = w.memo
 			plans[sub] = p
 		}
 		return p, reason, err
@@ -180,7 +184,7 @@ func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
 			if (pass == 0) != (o == id) {
 				continue
 			}
-			p, reason, err := planOf(o.Subvol)
+			p, reason, err := planOf(o.Root)
 			if err == nil && reason == "" {
 				p.targets[o.Ino] = true
 				p.want(o.Ino, modeAll)
@@ -198,12 +202,12 @@ func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
 	clear(w.plan)
 	for sub, p := range plans {
 		for ino, pl := range p.plan {
-			o := InodeID{Subvol: sub, Ino: ino}
+			o := ondisk.InodeRef{Root: sub, Ino: ino}
 			w.logged = append(w.logged, o)
 			w.plan[o] = pl
 		}
 	}
-	slices.SortFunc(w.logged, func(a, b InodeID) int {
+	slices.SortFunc(w.logged, func(a, b ondisk.InodeRef) int {
 		if lessID(a, b) {
 			return -1
 		}
@@ -213,6 +217,15 @@ func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
 		return 1
 	})
 	for _, o := range w.logged {
+		if o != id {
+			same, err := w.unchanged(h, o, w.plan[o])
+			if err != nil {
+				return "", err
+			}
+			if same {
+				continue
+			}
+		}
 		if err := w.copyInode(h, o, w.plan[o]); err != nil {
 			return "", err
 		}
@@ -220,32 +233,54 @@ func (w *Writer) logAll(h *txn.Handle, id InodeID) (string, error) {
 	return "", nil
 }
 
-func lessID(a, b InodeID) bool {
-	return a.Subvol < b.Subvol || a.Subvol == b.Subvol && a.Ino < b.Ino
+// unchanged reports whether o's store already holds what copyInode would
+// copy: copied in this transaction with the same plan, and its inode item
+// is byte for byte the one copied. Every change of an inode's items
+// changes its inode item too (ctime, sequence, size...: fsops touches it).
+// The fsync'd inode itself is always copied again.
+func (w *Writer) unchanged(h *txn.Handle, o ondisk.InodeRef, pl *planned) (bool, error) {
+	l := w.stores[o]
+	if l == nil || l.transid != h.Transid() || l.mode != pl.mode || len(l.items) == 0 ||
+		l.items[0].key.Type != ondisk.InodeItemKey || !slices.Equal(l.dels, pl.dels) || !slices.Equal(l.keep, pl.keep) {
+		return false, nil
+	}
+	t, err := h.Tree(o.Root)
+	if err != nil {
+		return false, err
+	}
+	data, ok, err := t.Lookup(ondisk.Key{ObjectID: o.Ino, Type: ondisk.InodeItemKey})
+	if err != nil {
+		return false, fmt.Errorf("log inode %d of subvolume %d: %w", o.Ino, o.Root, err)
+	}
+	return ok && bytes.Equal(data, l.data(l.items[0])), nil
+}
+
+func lessID(a, b ondisk.InodeRef) bool {
+	return a.Root < b.Root || a.Root == b.Root && a.Ino < b.Ino
 }
 
 // changed reports whether id (not yet fsync'd in this transaction) needs
 // logging: its inode item or its names changed since the last commit.
-func (w *Writer) changed(h *txn.Handle, id InodeID) (bool, error) {
-	t, err := h.Tree(id.Subvol)
+func (w *Writer) changed(h *txn.Handle, id ondisk.InodeRef) (bool, error) {
+	t, err := h.Tree(id.Root)
 	if err != nil {
 		return false, err
 	}
 	data, ok, err := t.Lookup(ondisk.Key{ObjectID: id.Ino, Type: ondisk.InodeItemKey})
 	if err != nil {
-		return false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+		return false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Root, err)
 	}
 	if !ok {
 		return true, nil // the planner says why it cannot be logged
 	}
 	ii, err := item.DecodeInodeItem(data)
 	if err != nil {
-		return false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+		return false, fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Root, err)
 	}
 	if ondisk.Generation(ii.Transid) == h.Transid() || ondisk.Generation(ii.Generation) == h.Transid() {
 		return true, nil
 	}
-	ct, err := committedTree(h, w.f, id.Subvol)
+	ct, err := committedTree(h, w.f, id.Root)
 	if err != nil || ct == nil {
 		return true, err
 	}
@@ -254,14 +289,14 @@ func (w *Writer) changed(h *txn.Handle, id InodeID) (bool, error) {
 	}
 	same, err := sameRefs(t, ct, id.Ino)
 	if err != nil {
-		return false, fmt.Errorf("log inode %d of subvolume %d: compare names: %w", id.Ino, id.Subvol, err)
+		return false, fmt.Errorf("log inode %d of subvolume %d: compare names: %w", id.Ino, id.Root, err)
 	}
 	return !same, nil
 }
 
 // committedTree returns subvolume id as the last commit left it, or nil
 // when the last commit has no such subvolume.
-func committedTree(h *txn.Handle, f *txn.FS, id ondisk.ObjectID) (*ctree.Tree, error) {
+func committedTree(h *txn.Handle, f *txn.Engine, id ondisk.ObjectID) (*ctree.Tree, error) {
 	sb := h.CommittedSuper()
 	rt := &ctree.Tree{R: f.Info.R, ID: ondisk.RootTreeObjectID, Root: sb.Root, Level: int(sb.RootLevel)}
 	p, ok, err := rt.SearchForward(ondisk.Key{ObjectID: id, Type: ondisk.RootItemKey})
@@ -303,8 +338,8 @@ func sameRefs(a, b *ctree.Tree, ino ondisk.ObjectID) (bool, error) {
 
 // copyInode copies id's items from the running subvolume tree into its
 // store, with the checksums of its new data extents.
-func (w *Writer) copyInode(h *txn.Handle, id InodeID, pl *planned) error {
-	t, err := h.Tree(id.Subvol)
+func (w *Writer) copyInode(h *txn.Handle, id ondisk.InodeRef, pl *planned) error {
+	t, err := h.Tree(id.Root)
 	if err != nil {
 		return err
 	}
@@ -314,11 +349,12 @@ func (w *Writer) copyInode(h *txn.Handle, id InodeID, pl *planned) error {
 		w.stores[id] = l
 	}
 	l.reset()
-	l.mode, l.keep = pl.mode, pl.keep
+	l.mode, l.keep, l.transid = pl.mode, append(l.keep[:0], pl.keep...), h.Transid()
+	l.dels = append(l.dels[:0], pl.dels...)
 	w.cur.reset()
 	w.cur.noHoles, w.cur.ss, w.cur.transid = w.noHoles, w.ss, h.Transid()
 	if err := w.copyItems(t, l); err != nil {
-		return fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Subvol, err)
+		return fmt.Errorf("log inode %d of subvolume %d: %w", id.Ino, id.Root, err)
 	}
 	if pl.dir {
 		l.addDirRanges(pl)
@@ -334,7 +370,7 @@ func (w *Writer) copyInode(h *txn.Handle, id InodeID, pl *planned) error {
 	}
 	for _, r := range w.cur.news {
 		if err := w.copyCsums(cs, l, r); err != nil {
-			return fmt.Errorf("log inode %d of subvolume %d: checksums of %d+%d: %w", id.Ino, id.Subvol, uint64(r.start), r.n, err)
+			return fmt.Errorf("log inode %d of subvolume %d: checksums of %d+%d: %w", id.Ino, id.Root, uint64(r.start), r.n, err)
 		}
 	}
 	return nil

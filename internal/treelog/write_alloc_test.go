@@ -43,7 +43,7 @@ func TestCopyLeafItemsAllocs(t *testing.T) {
 	leaf := testLeaf(257)
 	var s scratch
 	s.prepare(len(leaf.Data)) // before any lock, as Writer.Fsync does
-	l := &inodeLog{id: InodeID{Subvol: 5, Ino: 257}, mode: modeAll}
+	l := &inodeLog{id: ondisk.InodeRef{Root: 5, Ino: 257}, mode: modeAll}
 	cur := extentCursor{noHoles: true, ss: 4096, transid: 9}
 	copyOnce := func() {
 		l.reset()
@@ -70,7 +70,7 @@ func BenchmarkCopyLeafItems(b *testing.B) {
 	leaf := testLeaf(257)
 	var s scratch
 	s.prepare(len(leaf.Data))
-	l := &inodeLog{id: InodeID{Subvol: 5, Ino: 257}, mode: modeAll}
+	l := &inodeLog{id: ondisk.InodeRef{Root: 5, Ino: 257}, mode: modeAll}
 	cur := extentCursor{noHoles: true, ss: 4096, transid: 9}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkWritersWhileFsync(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			var ids []fsops.ID
+			var ids []ondisk.InodeRef
 			for i := 0; i < 9; i++ {
 				id, err := f.Create(topDir, fmt.Sprintf("f%d", i), 0o100644, 0, 0, 0)
 				if err != nil {

@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -22,7 +24,7 @@ var seedFlag = flag.Int64("seed", 0, "seed of the random tests (0: time-based)")
 // first of them that must survive (the last one fsync'd or committed).
 type crashFile struct {
 	name     string
-	id       fsops.ID
+	id       ondisk.InodeRef
 	versions []version
 	durable  int // index in versions
 }
@@ -150,7 +152,7 @@ func TestFsyncCrashPrefixes(t *testing.T) {
 		what := fmt.Sprintf("flush %d (op %d)", i, n)
 		dev := rec.StateAt(n)
 		writeImage(t, scratch, dev)
-		testutil.CheckImage(t, scratch)
+		checktest.Image(t, scratch)
 		verifyPrefix(t, what+" ours", files, want.durable, func(name string) ([]byte, error) {
 			// (each file's version 0 is its state before the first point it is in)
 			return readOurs(rec.StateAt(n), name)
@@ -161,7 +163,7 @@ func TestFsyncCrashPrefixes(t *testing.T) {
 				return os.ReadFile(filepath.Join(dir, name))
 			})
 			testutil.Unmount(t, dir)
-			testutil.CheckImage(t, scratch)
+			checktest.Image(t, scratch)
 		}
 	}
 	mustT(t, f.Close())

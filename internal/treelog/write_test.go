@@ -2,6 +2,7 @@ package treelog_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs/internal/check"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -16,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var topDir = fsops.ID{Root: ondisk.FSTreeObjectID, Ino: fsops.RootDirIno}
+var topDir = ondisk.InodeRef{Root: ondisk.FSTreeObjectID, Ino: fsops.RootDirIno}
 
 // fileState is what the test expects of file a after the fsync.
 type fileState struct {
@@ -32,7 +34,7 @@ type fileState struct {
 type logCase struct {
 	name       string
 	path       string // the file fsync'd (default d/a)
-	change     func(t *testing.T, f *fsops.FS, a fsops.ID) fileState
+	change     func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState
 	wantLogged bool   // the fsync used the log tree
 	logged     uint64 // fsyncs through the log (default 1 when wantLogged)
 	reason     string // else: the fallback reason counted
@@ -49,26 +51,26 @@ var original = []byte("committed content of a\n")
 
 func logCases() []logCase {
 	return []logCase{
-		{name: "overwrite", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "overwrite", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			_, err := f.WriteAt(a, 0, []byte("OVERWRITTEN"))
 			mustT(t, err)
 			return fileState{data: append([]byte("OVERWRITTEN"), original[11:]...)}
 		}},
-		{name: "append", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "append", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			more := bytes.Repeat([]byte("appended "), 2000)
 			_, err := f.WriteAt(a, uint64(len(original)), more)
 			mustT(t, err)
 			return fileState{data: append(append([]byte(nil), original...), more...)}
 		}},
-		{name: "xattr", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "xattr", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			mustT(t, f.SetXattr(a, "user.logged", []byte("yes"), 0))
 			return fileState{data: original, xattr: map[string]string{"user.logged": "yes"}}
 		}},
-		{name: "truncate", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "truncate", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			mustT(t, f.Truncate(a, 5))
 			return fileState{data: original[:5]}
 		}},
-		{name: "hole", path: "d/h", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "hole", path: "d/h", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// committed extents replaced by a hole (NO_HOLES: no item says
 			// so in the tree): the log must carry the hole.
 			d, _, err := f.Lookup(topDir, "d")
@@ -83,7 +85,7 @@ func logCases() []logCase {
 			copy(data[8192:], "middle")
 			return fileState{data: data}
 		}},
-		{name: "compressed", path: "d/h", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "compressed", path: "d/h", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// a zstd extent over committed data: the log carries the
 			// compressed extent and the checksums of its disk bytes.
 			h := lookupPath(t, f, "d/h")
@@ -96,7 +98,7 @@ func logCases() []logCase {
 			copy(data[4096:], z)
 			return fileState{data: data}
 		}},
-		{name: "fsync-twice", wantLogged: true, logged: 2, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "fsync-twice", wantLogged: true, logged: 2, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// a is logged, then changed and logged again: the second log
 			// replaces the first (whose blocks are freed).
 			_, err := f.WriteAt(a, 0, []byte("FIRST"))
@@ -110,7 +112,7 @@ func logCases() []logCase {
 			copy(data[100000:], "SECOND")
 			return fileState{data: data}
 		}},
-		{name: "logged-then-renamed", wantLogged: true, logged: 2, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "logged-then-renamed", wantLogged: true, logged: 2, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// b is logged, then renamed: the next fsync (of a) logs b's
 			// new name, and replay drops the old one.
 			b, _, err := f.Lookup(topDir, "b")
@@ -123,7 +125,7 @@ func logCases() []logCase {
 			mustT(t, err)
 			return fileState{data: append([]byte("A"), original[1:]...), gone: []string{"b"}}
 		}},
-		{name: "new-file", path: "d/c", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "new-file", path: "d/c", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			d := lookupPath(t, f, "d")
 			c, err := f.Create(d, "c", 0o100644, 0, 0, 0)
 			mustT(t, err)
@@ -131,7 +133,7 @@ func logCases() []logCase {
 			mustT(t, err)
 			return fileState{data: []byte("new file")}
 		}},
-		{name: "new-tree", path: "d/x/y/f", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "new-tree", path: "d/x/y/f", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// new directories above a new file are logged (their inode
 			// items and names), not their other entries.
 			d := lookupPath(t, f, "d")
@@ -148,27 +150,27 @@ func logCases() []logCase {
 			mustT(t, err)
 			return fileState{data: data}
 		}},
-		{name: "rename", path: "d/renamed", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "rename", path: "d/renamed", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			d := lookupPath(t, f, "d")
 			mustT(t, f.Rename(d, "a", d, "renamed", 0))
 			_, err := f.WriteAt(a, 0, []byte("R"))
 			mustT(t, err)
 			return fileState{data: append([]byte("R"), original[1:]...), gone: []string{"d/a"}}
 		}},
-		{name: "rename-across", path: "moved", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "rename-across", path: "moved", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// the old directory is logged with a deletion range for the
 			// old name.
 			d := lookupPath(t, f, "d")
 			mustT(t, f.Rename(d, "a", topDir, "moved", 0))
 			return fileState{data: original, gone: []string{"d/a"}, also: map[string][]byte{"d/h": bytes.Repeat([]byte("h"), 64<<10)}}
 		}},
-		{name: "rename-over", path: "d/h", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "rename-over", path: "d/h", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// a replaces h, which is gone: replay unlinks h's name.
 			d := lookupPath(t, f, "d")
 			mustT(t, f.Rename(d, "a", d, "h", 0))
 			return fileState{data: original, gone: []string{"d/a"}}
 		}},
-		{name: "name-taken", path: "d/a", reason: "name-conflict", change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "name-taken", path: "d/a", reason: "name-conflict", change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// the new d/a has the name the old one (still alive as
 			// d/old) has in the last commit: the kernel would log both;
 			// we commit.
@@ -180,20 +182,20 @@ func logCases() []logCase {
 			mustT(t, err)
 			return fileState{data: []byte("second a"), also: map[string][]byte{"d/old": original}}
 		}},
-		{name: "hardlink", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "hardlink", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			mustT(t, f.Link(a, topDir, "alink"))
 			_, err := f.WriteAt(a, 0, []byte("L"))
 			mustT(t, err)
 			data := append([]byte("L"), original[1:]...)
 			return fileState{data: data, also: map[string][]byte{"alink": data}}
 		}},
-		{name: "subvolume", path: "sv/f", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "subvolume", path: "sv/f", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// a file of another subvolume: its own log tree.
 			_, err := f.WriteAt(lookupPath(t, f, "sv/f"), 0, []byte("IN A"))
 			mustT(t, err)
 			return fileState{data: []byte("IN A subvolume")}
 		}},
-		{name: "two-subvolumes", path: "sv/new", wantLogged: true, logged: 2, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "two-subvolumes", path: "sv/new", wantLogged: true, logged: 2, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// two log trees under the log root tree.
 			_, err := f.WriteAt(a, 0, []byte("TOP"))
 			mustT(t, err)
@@ -204,13 +206,13 @@ func logCases() []logCase {
 			mustT(t, err)
 			return fileState{data: []byte("new in sv"), also: map[string][]byte{"d/a": append([]byte("TOP"), original[3:]...)}}
 		}},
-		{name: "rmdir-empty", path: "d", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "rmdir-empty", path: "d", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// e2 was empty in the last commit: replay may unlink its name.
 			mustT(t, f.Rmdir(topDir, "e2"))
 			mustT(t, f.Fsync(topDir))
 			return fileState{gone: []string{"e2"}, also: map[string][]byte{"d/a": original, "sv/f": []byte("in a subvolume")}}
 		}},
-		{name: "rmdir-emptied", path: "d", reason: "dir-removed", change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "rmdir-emptied", path: "d", reason: "dir-removed", change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// e held x in the last commit: unlinking e's name at replay
 			// would leave x behind in a deleted directory. Commit.
 			mustT(t, f.Unlink(lookupPath(t, f, "e"), "x"))
@@ -218,7 +220,7 @@ func logCases() []logCase {
 			mustT(t, f.Fsync(topDir))
 			return fileState{gone: []string{"e"}, also: map[string][]byte{"d/a": original}}
 		}},
-		{name: "dir-fsync", path: "d", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a fsops.ID) fileState {
+		{name: "dir-fsync", path: "d", wantLogged: true, change: func(t *testing.T, f *fsops.FS, a ondisk.InodeRef) fileState {
 			// a directory logged whole: new entries (with their inodes,
 			// a new subdirectory's too) and a removed one.
 			d := lookupPath(t, f, "d")
@@ -242,7 +244,7 @@ func logCases() []logCase {
 }
 
 // newLoggedImage makes an image with d/a committed (content original).
-func newLoggedImage(t *testing.T) (string, *fsops.FS, fsops.ID) {
+func newLoggedImage(t *testing.T) (string, *fsops.FS, ondisk.InodeRef) {
 	img := filepath.Join(t.TempDir(), "img")
 	testutil.Mkfs(t, img, 512<<20)
 	f, err := fsops.OpenImage(img, fsops.Options{})
@@ -266,7 +268,7 @@ func newLoggedImage(t *testing.T) (string, *fsops.FS, fsops.ID) {
 	mustT(t, err)
 	sv, err := f.CreateSubvolume(topDir, "sv", 0o40755, 0, 0)
 	mustT(t, err)
-	svf, err := f.Create(fsops.ID{Root: sv, Ino: fsops.RootDirIno}, "f", 0o100644, 0, 0, 0)
+	svf, err := f.Create(ondisk.InodeRef{Root: sv, Ino: fsops.RootDirIno}, "f", 0o100644, 0, 0, 0)
 	mustT(t, err)
 	_, err = f.WriteAt(svf, 0, []byte("in a subvolume"))
 	mustT(t, err)
@@ -283,7 +285,7 @@ func newLoggedImage(t *testing.T) (string, *fsops.FS, fsops.ID) {
 }
 
 // lookupPath resolves a slash-separated path from the top directory.
-func lookupPath(t *testing.T, f *fsops.FS, name string) fsops.ID {
+func lookupPath(t *testing.T, f *fsops.FS, name string) ondisk.InodeRef {
 	t.Helper()
 	id := topDir
 	for _, p := range strings.Split(name, "/") {
@@ -357,15 +359,15 @@ func TestFsyncLogsInode(t *testing.T) {
 			} else if st.Commits[c.reason] != 1 || sb.LogRoot != 0 || sb.Generation == gen {
 				t.Fatalf("fsync: stats %+v, super log_root %d generation %d: want a commit for %q", st, sb.LogRoot, sb.Generation, c.reason)
 			}
-			testutil.CheckImage(t, crash, "--check-data-csum")
+			checktest.Image(t, crash)
 			ourCheck(t, crash)
 			// Our replay (internal/treelog Replay via OpenImage) on a copy.
 			ours := copyFile(t, crash)
 			checkOurs(t, ours, name, want)
-			testutil.CheckImage(t, ours, "--check-data-csum")
+			checktest.Image(t, ours)
 			if testutil.HaveRootLoop() {
 				checkKernel(t, crash, name, want)
-				testutil.CheckImage(t, crash, "--check-data-csum")
+				checktest.Image(t, crash)
 			}
 			// The next commit drops the log.
 			mustT(t, f.Commit())
@@ -373,7 +375,7 @@ func TestFsyncLogsInode(t *testing.T) {
 			if sb := readSuper(t, img); sb.LogRoot != 0 {
 				t.Fatalf("after commit: super log_root %d", sb.LogRoot)
 			}
-			testutil.CheckImage(t, img, "--check-data-csum")
+			checktest.Image(t, img)
 			ourCheck(t, img)
 		})
 	}
@@ -400,7 +402,7 @@ func checkOurs(t *testing.T, img, name string, want fileState) {
 		t.Fatalf("our replay: open %s: %v", img, err)
 	}
 	defer func() { mustT(t, f.Close()) }()
-	lookup := func(path string) (fsops.ID, error) {
+	lookup := func(path string) (ondisk.InodeRef, error) {
 		id := topDir
 		for _, p := range strings.Split(path, "/") {
 			if id, _, err = f.Lookup(id, p); err != nil {
@@ -497,4 +499,45 @@ func checkKernel(t *testing.T, img, name string, want fileState) {
 	}
 	testutil.Unmount(t, dir)
 	t.Logf("kernel replay of %s checked (%s)", img, name)
+}
+
+// TestFsyncLogGrows: 200 new files, each created, written and fsync'd in
+// one transaction. Each fsync's log holds every one of them, but blocks
+// the log on disk already has are used again: the last fsync writes only
+// the few blocks at the log's end and on the path to its root. Our replay
+// and the kernel's show all 200 files; btrfs check is clean.
+func TestFsyncLogGrows(t *testing.T) {
+	testutil.NeedProgs(t)
+	img, f, _ := newLoggedImage(t)
+	d := lookupPath(t, f, "d")
+	want := map[string][]byte{}
+	for i := 0; i < 200; i++ {
+		name := fmt.Sprintf("n%03d", i)
+		id, err := f.Create(d, name, 0o100644, 0, 0, 0)
+		mustT(t, err)
+		data := bytes.Repeat([]byte{byte(i)}, 4096+i)
+		_, err = f.WriteAt(id, 0, data)
+		mustT(t, err)
+		mustT(t, f.Fsync(id))
+		want["d/"+name] = data
+	}
+	st := f.FsyncStats()
+	t.Logf("fsync stats: %d logged, %d blocks written, %d reused; last fsync wrote %d of %d blocks",
+		st.Logged, st.Written, st.Reused, st.LastWritten, st.LastBlocks)
+	if st.Logged != 200 {
+		t.Fatalf("fsync stats %+v: want 200 fsyncs through the log", st)
+	}
+	// The last inode leaf, the last checksum leaf, the nodes above them
+	// and the log root tree's leaf change; the rest is used again.
+	if st.LastWritten > 5 || st.LastBlocks <= st.LastWritten || st.Reused == 0 {
+		t.Errorf("last fsync wrote %d of its log's %d blocks: want only the changed ones written", st.LastWritten, st.LastBlocks)
+	}
+	crash := copyFile(t, img)
+	testutil.CheckImage(t, crash, "--check-data-csum")
+	ourCheck(t, crash)
+	checkOurs(t, copyFile(t, crash), "d/n199", fileState{data: want["d/n199"], also: want})
+	if testutil.HaveRootLoop() {
+		checkKernel(t, crash, "d/n199", fileState{data: want["d/n199"], also: want})
+		testutil.CheckImage(t, crash, "--check-data-csum")
+	}
 }

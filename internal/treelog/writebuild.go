@@ -18,14 +18,15 @@ type wRef struct {
 }
 
 // build lays the stores out as one log tree per subvolume and the log root
-// tree over them, in blocks newly allocated for the log. It returns every
-// block, and the log root tree's root and level.
+// tree over them. Blocks whose content a block of the log on disk already
+// has are that block (w.reused); the others are newly allocated. It
+// returns the new blocks, and the log root tree's root and level.
 func (w *Writer) build(h *txn.Handle) (nodes []*diskio.Node, root ondisk.LogicalAddr, level int, err error) {
-	w.nodes = w.nodes[:0]
+	w.nodes, w.reused = w.nodes[:0], w.reused[:0]
 	var roots []wRef
 	for i := 0; i < len(w.logged); {
 		j := i
-		for j < len(w.logged) && w.logged[j].Subvol == w.logged[i].Subvol {
+		for j < len(w.logged) && w.logged[j].Root == w.logged[i].Root {
 			j++
 		}
 		w.gather(w.logged[i:j])
@@ -38,7 +39,7 @@ func (w *Writer) build(h *txn.Handle) (nodes []*diskio.Node, root ondisk.Logical
 			Generation: h.Transid(), GenerationV2: h.Transid(), Bytenr: r, Level: uint8(lvl), V2: true,
 		}
 		roots = append(roots, wRef{ondisk.Key{ObjectID: ondisk.TreeLogObjectID, Type: ondisk.RootItemKey,
-			Offset: uint64(w.logged[i].Subvol)}, ri.Bytes()})
+			Offset: uint64(w.logged[i].Root)}, ri.Bytes()})
 		i = j
 	}
 	root, level, err = w.buildTree(h, roots)
@@ -48,7 +49,7 @@ func (w *Writer) build(h *txn.Handle) (nodes []*diskio.Node, root ondisk.Logical
 // gather puts the items of the given inodes (one subvolume, in inode
 // order) into w.order: each inode's items, then all checksum items in
 // address order without overlaps (an extent shared by two logged inodes).
-func (w *Writer) gather(ids []InodeID) {
+func (w *Writer) gather(ids []ondisk.InodeRef) {
 	w.order = w.order[:0]
 	for _, id := range ids {
 		l := w.stores[id]
@@ -83,12 +84,8 @@ func (w *Writer) gather(ids []InodeID) {
 	w.order = w.order[:first+len(out)]
 }
 
-// newNode takes a block buffer from the pool and gives it a log block address.
-func (w *Writer) newNode(h *txn.Handle) (*diskio.Node, error) {
-	addr, err := h.AllocLogBlock()
-	if err != nil {
-		return nil, err
-	}
+// newNode takes a block buffer from the pool; seal gives it its address.
+func (w *Writer) newNode() *diskio.Node {
 	var n *diskio.Node
 	if k := len(w.nodes); k < cap(w.nodes) && w.nodes[:k+1][k] != nil {
 		n = w.nodes[:k+1][k]
@@ -96,9 +93,32 @@ func (w *Writer) newNode(h *txn.Handle) (*diskio.Node, error) {
 	} else {
 		n = &diskio.Node{Data: make([]byte, w.nodesize)}
 	}
-	n.Addr = addr
+	n.Addr = 0
 	w.nodes = append(w.nodes, n)
-	return n, nil
+	return n
+}
+
+// seal gives the block just filled (the last of w.nodes) its address: a
+// block of the log on disk with the same content is used again (it is not
+// written, and w.nodes gives the buffer back), else a new log block.
+// Unchanged parts of the log thus cost nothing on the next fsync.
+func (w *Writer) seal(h *txn.Handle, n *diskio.Node, level int) error {
+	n.Data[0x64] = uint8(level) // the content compared starts at nritems, level
+
+	if addr, ok := w.disk.find(n.Data); ok {
+		n.Addr = addr
+		w.reused = append(w.reused, addr)
+		w.nodes = w.nodes[:len(w.nodes)-1]
+		return nil
+	}
+	addr, err := h.AllocLogBlock()
+	if err != nil {
+		w.nodes = w.nodes[:len(w.nodes)-1]
+		return err
+	}
+	n.Addr = addr
+	h.InitLogBlock(n.Data, addr, level)
+	return nil
 }
 
 // buildTree packs items (in key order) into leaves and the leaves under
@@ -111,10 +131,7 @@ func (w *Writer) buildTree(h *txn.Handle, items []wRef) (ondisk.LogicalAddr, int
 	var level []child
 	dataSize := w.nodesize - ondisk.HeaderSize
 	for i := 0; i < len(items) || len(level) == 0; {
-		n, err := w.newNode(h)
-		if err != nil {
-			return 0, 0, err
-		}
+		n := w.newNode()
 		end, nr := dataSize, 0
 		for ; i < len(items); i++ {
 			it := items[i]
@@ -130,7 +147,9 @@ func (w *Writer) buildTree(h *txn.Handle, items []wRef) (ondisk.LogicalAddr, int
 			nr++
 		}
 		binary.LittleEndian.PutUint32(n.Data[0x60:], uint32(nr))
-		h.InitLogBlock(n.Data, n.Addr, 0)
+		if err := w.seal(h, n, 0); err != nil {
+			return 0, 0, err
+		}
 		var k ondisk.Key
 		if nr > 0 {
 			k = n.Key(0)
@@ -142,15 +161,14 @@ func (w *Writer) buildTree(h *txn.Handle, items []wRef) (ondisk.LogicalAddr, int
 		var up []child
 		for i := 0; i < len(level); i += maxPtrs {
 			kids := level[i:min(i+maxPtrs, len(level))]
-			n, err := w.newNode(h)
-			if err != nil {
-				return 0, 0, err
-			}
+			n := w.newNode()
 			for j, c := range kids {
 				ondisk.KeyPtr{Key: c.key, BlockPtr: c.addr, Generation: h.Transid()}.Encode(n.Data, j)
 			}
 			binary.LittleEndian.PutUint32(n.Data[0x60:], uint32(len(kids)))
-			h.InitLogBlock(n.Data, n.Addr, lvl)
+			if err := w.seal(h, n, lvl); err != nil {
+				return 0, 0, err
+			}
 			up = append(up, child{kids[0].key, n.Addr})
 		}
 		level = up

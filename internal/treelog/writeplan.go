@@ -1,6 +1,7 @@
 package treelog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -60,9 +61,11 @@ type planner struct {
 	queue  []ondisk.ObjectID
 	// targets are the fsync'd inodes: a directory among them is logged whole.
 	targets map[ondisk.ObjectID]bool
+	memo    map[ondisk.InodeRef]*visitMemo // the writer's, across fsyncs
+	rec     *visitMemo                     // what the inode being visited adds
 }
 
-func newPlanner(h *txn.Handle, f *txn.FS, subvol ondisk.ObjectID) (*planner, string, error) {
+func newPlanner(h *txn.Handle, f *txn.Engine, subvol ondisk.ObjectID) (*planner, string, error) {
 	t, err := h.Tree(subvol)
 	if err != nil {
 		return nil, "", err
@@ -79,6 +82,9 @@ func newPlanner(h *txn.Handle, f *txn.FS, subvol ondisk.ObjectID) (*planner, str
 
 // want adds ino to the plan with at least mode m.
 func (p *planner) want(ino ondisk.ObjectID, m logMode) {
+	if p.rec != nil {
+		p.rec.wants = append(p.rec.wants, wantRec{ino, m})
+	}
 	pl := p.plan[ino]
 	if pl == nil {
 		p.plan[ino] = &planned{mode: m}
@@ -109,11 +115,21 @@ func (p *planner) errorf(ino ondisk.ObjectID, format string, args ...any) error 
 
 // inodeIn reads ino from tree t; ok is false when it does not exist.
 func inodeIn(t *ctree.Tree, ino ondisk.ObjectID) (item.InodeItem, bool, error) {
-	ii, err := inode.Read(t, ino)
-	if errors.Is(err, fs.ErrNotExist) {
-		return item.InodeItem{}, false, nil
+	ii, _, ok, err := inodeBytes(t, ino)
+	return ii, ok, err
+}
+
+// inodeBytes reads ino's inode item from t, decoded and as stored.
+func inodeBytes(t *ctree.Tree, ino ondisk.ObjectID) (item.InodeItem, []byte, bool, error) {
+	data, ok, err := t.Lookup(ondisk.Key{ObjectID: ino, Type: ondisk.InodeItemKey})
+	if err != nil || !ok {
+		return item.InodeItem{}, nil, false, err
 	}
-	return ii, err == nil, err
+	ii, err := item.DecodeInodeItem(data)
+	if err != nil {
+		return item.InodeItem{}, nil, false, fmt.Errorf("inode %d (tree %s): %w", ino, ondisk.TreeName(t.ID), err)
+	}
+	return ii, data, true, nil
 }
 
 // isNew reports whether ino was created in the running transaction (it is
@@ -128,7 +144,7 @@ func (p *planner) isNew(ino ondisk.ObjectID, ii item.InodeItem) (bool, error) {
 
 func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	pl := p.plan[ino]
-	ii, ok, err := inodeIn(p.t, ino)
+	ii, raw, ok, err := inodeBytes(p.t, ino)
 	if err != nil {
 		return "", p.errorf(ino, "%w", err)
 	}
@@ -139,6 +155,21 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	if pl.dir && p.targets[ino] && pl.mode < modeDir {
 		pl.mode = modeDir
 	}
+	id := ondisk.InodeRef{Root: p.subvol, Ino: ino}
+	if m := p.memo[id]; m != nil && m.transid == p.h.Transid() && m.mode == pl.mode && bytes.Equal(m.fp, raw) {
+		// Planned before from this very inode item: the same plan.
+		for _, w := range m.wants {
+			p.want(w.ino, w.mode)
+		}
+		for _, d := range m.dels {
+			p.del(d.ino, d.index)
+		}
+		pl.keep = append(pl.keep[:0], m.keep...)
+		return "", nil
+	}
+	rec := &visitMemo{transid: p.h.Transid(), mode: pl.mode, fp: append([]byte(nil), raw...)}
+	p.rec = rec
+	defer func() { p.rec = nil }()
 	fresh, err := p.isNew(ino, ii)
 	if err != nil {
 		return "", p.errorf(ino, "%w", err)
@@ -147,9 +178,50 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 		return reason, err
 	}
 	if pl.dir && pl.mode == modeDir {
-		return p.entries(ino)
+		if reason, err := p.entries(ino); err != nil || reason != "" {
+			return reason, err
+		}
+	}
+	if p.memo != nil {
+		p.memo[id] = rec
 	}
 	return "", nil
+}
+
+// del plans the removal of the committed name with DIR_INDEX index in dir.
+func (p *planner) del(dir ondisk.ObjectID, index uint64) {
+	rec := p.rec
+	p.rec = nil
+	p.want(dir, modeExists)
+	p.rec = rec
+	if rec != nil {
+		rec.dels = append(rec.dels, delRec{dir, index})
+	}
+	pl := p.plan[dir]
+	pl.dels = append(pl.dels, index)
+}
+
+// visitMemo is what visiting an inode added to the plan, valid while the
+// inode item is the one it was computed from (every change of an inode's
+// names or entries changes its inode item: ctime, sequence, size).
+// Planning an fsync then costs a lookup per inode already in the log.
+type visitMemo struct {
+	transid ondisk.Generation
+	mode    logMode
+	fp      []byte // the inode item as stored
+	wants   []wantRec
+	dels    []delRec
+	keep    []uint64
+}
+
+type wantRec struct {
+	ino  ondisk.ObjectID
+	mode logMode
+}
+
+type delRec struct {
+	ino   ondisk.ObjectID
+	index uint64
 }
 
 func sameRef(a, b inode.Ref) bool {
@@ -196,9 +268,7 @@ func (p *planner) names(ino ondisk.ObjectID, fresh bool) (string, error) {
 			}
 			return ReasonDirRemoved, nil
 		}
-		p.want(o.Parent, modeExists)
-		pl := p.plan[o.Parent]
-		pl.dels = append(pl.dels, o.Index)
+		p.del(o.Parent, o.Index)
 	}
 	return "", nil
 }
@@ -287,6 +357,9 @@ func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
 				return false
 			}
 			pl.keep = append(pl.keep, e.Index)
+			if p.rec != nil {
+				p.rec.keep = append(p.rec.keep, e.Index)
+			}
 			return true
 		}
 		reason, rerr = p.entry(e)

@@ -28,6 +28,10 @@ type Stats struct {
 	mu      sync.Mutex
 	Logged  uint64            // fsyncs made durable by a log tree
 	Commits map[string]uint64 // by reason (including the no-commit "clean" and "committed")
+	// Blocks written and blocks of the log on disk used again, over all
+	// logged fsyncs; LastWritten/LastBlocks for the last one.
+	Written, Reused         uint64
+	LastWritten, LastBlocks int
 }
 
 // count records a fallback or no-op reason.
@@ -42,13 +46,17 @@ func (w *Writer) count(reason string) {
 
 // StatsSnapshot is a copy of the counters.
 type StatsSnapshot struct {
-	Logged  uint64
-	Commits map[string]uint64
+	Logged                  uint64
+	Commits                 map[string]uint64
+	Written, Reused         uint64
+	LastWritten, LastBlocks int
 }
 
 // Stats returns a copy of the counters.
 func (w *Writer) Stats() StatsSnapshot {
 	w.stats.mu.Lock()
 	defer w.stats.mu.Unlock()
-	return StatsSnapshot{Logged: w.stats.Logged, Commits: maps.Clone(w.stats.Commits)}
+	s := &w.stats
+	return StatsSnapshot{Logged: s.Logged, Commits: maps.Clone(s.Commits), Written: s.Written, Reused: s.Reused,
+		LastWritten: s.LastWritten, LastBlocks: s.LastBlocks}
 }

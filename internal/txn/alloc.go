@@ -14,7 +14,7 @@ import (
 
 // allocator is the ctree.Allocator of the running transaction. Its methods
 // run under f.mu (held by the handle or the commit).
-type allocator struct{ f *FS }
+type allocator struct{ f *Engine }
 
 var _ ctree.Allocator = allocator{}
 
@@ -30,7 +30,7 @@ func metaKind(owner ondisk.ObjectID) uint64 {
 
 // allocTreeBlock reserves nodesize bytes of metadata (or system) space,
 // adding a chunk when the groups are full. mirrors btrfs_reserve_extent for tree blocks
-func (f *FS) allocTreeBlock(owner ondisk.ObjectID) (ondisk.LogicalAddr, error) {
+func (f *Engine) allocTreeBlock(owner ondisk.ObjectID) (ondisk.LogicalAddr, error) {
 	kind := metaKind(owner)
 	ns := uint64(f.super.NodeSize)
 	addr, err := f.groups.Alloc(kind, ns, uint64(f.super.SectorSize), true)
@@ -50,7 +50,7 @@ func (f *FS) allocTreeBlock(owner ondisk.ObjectID) (ondisk.LogicalAddr, error) {
 }
 
 // initHeader makes n a block of this transaction at its address for owner.
-func (f *FS) initHeader(n *diskio.Node, owner ondisk.ObjectID, level int) {
+func (f *Engine) initHeader(n *diskio.Node, owner ondisk.ObjectID, level int) {
 	h := n.Header()
 	h.Bytenr = n.Addr
 	h.FSID = f.fsid
@@ -66,7 +66,7 @@ func (f *FS) initHeader(n *diskio.Node, owner ondisk.ObjectID, level int) {
 
 // newBlock allocates a block for owner at level and queues its first
 // reference (by owner's tree). mirrors btrfs_alloc_tree_block
-func (f *FS) newBlock(owner ondisk.ObjectID, level int, content []byte) (*diskio.Node, error) {
+func (f *Engine) newBlock(owner ondisk.ObjectID, level int, content []byte) (*diskio.Node, error) {
 	addr, err := f.allocTreeBlock(owner)
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (a allocator) NewBlock(owner ondisk.ObjectID, level int) (*diskio.Node, err
 // inPlace reports whether n may be changed without a copy: it was made in
 // this transaction by this tree (no snapshot shares it: Snapshot commits
 // first). mirrors should_cow_block
-func (f *FS) inPlace(owner ondisk.ObjectID, n *diskio.Node) bool {
+func (f *Engine) inPlace(owner ondisk.ObjectID, n *diskio.Node) bool {
 	return n.Generation() == f.transid && f.dirty[n.Addr] == n && n.Owner() == owner
 }
 
@@ -134,7 +134,7 @@ func (a allocator) FreeBlock(owner ondisk.ObjectID, n *diskio.Node) error {
 // freeTreeBlock queues the drop of owner's reference to n. A block made in
 // this transaction that nothing else references goes back to free space at
 // once. mirrors btrfs_free_tree_block
-func (f *FS) freeTreeBlock(owner ondisk.ObjectID, n *diskio.Node, lastRef bool) error {
+func (f *Engine) freeTreeBlock(owner ondisk.ObjectID, n *diskio.Node, lastRef bool) error {
 	ns := uint64(f.super.NodeSize)
 	if err := f.refs.Add(n.Addr, ns, n.Level(), delayedref.TreeRef(owner, 0), -1); err != nil {
 		return f.abort(err)
@@ -165,7 +165,7 @@ func (a allocator) Dirty(n *diskio.Node) {
 }
 
 // usable refuses work after an abort.
-func (f *FS) usable() error {
+func (f *Engine) usable() error {
 	if f.aborted != nil {
 		return f.aborted
 	}
@@ -173,9 +173,9 @@ func (f *FS) usable() error {
 }
 
 // env adapts f to the extent and blockgroup packages' Trees.
-func (f *FS) env() txTrees { return txTrees{f} }
+func (f *Engine) env() txTrees { return txTrees{f} }
 
-type txTrees struct{ f *FS }
+type txTrees struct{ f *Engine }
 
 func (t txTrees) Tree(id ondisk.ObjectID) (*ctree.Tree, error) {
 	ts, err := t.f.tree(id)

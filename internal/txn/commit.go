@@ -16,14 +16,14 @@ const maxCommitPasses = 64
 
 // Commit commits the running transaction, waiting for the current handle
 // to end.
-func (f *FS) Commit() error {
+func (f *Engine) Commit() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.commitLocked()
 }
 
 // needsCommit reports whether the running transaction changed anything.
-func (f *FS) needsCommit() bool {
+func (f *Engine) needsCommit() bool {
 	if len(f.dirty) > 0 || f.refs.Len() > 0 || f.superDirty || len(f.newData) > 0 || f.groups.HasDirty() || f.hasLog() {
 		return true
 	}
@@ -39,7 +39,7 @@ func (f *FS) needsCommit() bool {
 // disk. f.mu is held. A failure before step 5 leaves the disk at the previous
 // generation; the filesystem is then aborted (no further writes).
 // mirrors btrfs_commit_transaction
-func (f *FS) commitLocked() error {
+func (f *Engine) commitLocked() error {
 	if err := f.usable(); err != nil {
 		return err
 	}
@@ -66,6 +66,13 @@ func (f *FS) commitLocked() error {
 	//    new superblock (log_root 0) is on disk. mirrors btrfs_free_log_tree
 	if err := f.dropLog(); err != nil {
 		return f.abort(err)
+	}
+
+	//    A reader expects the root tree's root block at the superblock's
+	//    generation: a commit that would not touch the root tree (only the
+	//    superblock changed) rewrites one root item to COW it.
+	if err := f.touchRootTree(); err != nil {
+		return f.abort(fmt.Errorf("commit %d: %w", f.transid, err))
 	}
 
 	// 2. Settle: insert new chunks' items, run the delayed refs (extent
@@ -125,6 +132,9 @@ func (f *FS) commitLocked() error {
 	//    read their written blocks through the cache, start the next one.
 	//    mirrors btrfs_finish_extent_commit
 	f.finish(sb)
+	if invariants {
+		f.checkCommitted(uint64(sb.Generation))
+	}
 	f.statsMu.Lock()
 	defer f.statsMu.Unlock()
 	f.stats.Commits++
@@ -141,7 +151,7 @@ func (f *FS) commitLocked() error {
 }
 
 // settle runs the commit loop (step 2) until nothing changes.
-func (f *FS) settle() (passes, heads int, err error) {
+func (f *Engine) settle() (passes, heads int, err error) {
 	tr := f.env()
 	cfg := blockgroup.PendingConfig{BlockGroupTree: f.bgTree, ChunkTreeUUID: f.ctUUID, Super: f.super}
 	if _, err := f.updateQgroupStatus(); err != nil {
@@ -182,9 +192,23 @@ func (f *FS) settle() (passes, heads int, err error) {
 	return passes, heads, fmt.Errorf("commit does not settle after %d passes", maxCommitPasses)
 }
 
+// touchRootTree marks the extent tree's root item for rewriting unless the
+// root tree's root block already belongs to this transaction.
+func (f *Engine) touchRootTree() error {
+	if _, _, gen, _ := f.rootOf(ondisk.RootTreeObjectID); gen == f.transid {
+		return nil
+	}
+	ts, err := f.tree(ondisk.ExtentTreeObjectID)
+	if err != nil {
+		return err
+	}
+	ts.itemDirty = true
+	return nil
+}
+
 // updateRootItems writes the ROOT_ITEM of every tree whose root moved.
 // mirrors update_cowonly_root / commit_fs_roots (btrfs_update_root)
-func (f *FS) updateRootItems() (int, error) {
+func (f *Engine) updateRootItems() (int, error) {
 	ids := make([]ondisk.ObjectID, 0, len(f.trees))
 	for id, ts := range f.trees {
 		if ts.hasItem && (ts.t.RootChanged || ts.itemDirty) {
@@ -213,7 +237,7 @@ func (f *FS) updateRootItems() (int, error) {
 }
 
 // finish is step 6 of the commit.
-func (f *FS) finish(sb *ondisk.Superblock) {
+func (f *Engine) finish(sb *ondisk.Superblock) {
 	f.groups.Unpin()
 	for _, n := range f.dirty {
 		f.Info.R.Put(n)

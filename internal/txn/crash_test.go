@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
@@ -63,8 +64,8 @@ func TestCrashConsistency(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
-		if msg := checkImage(scratch); msg != "" {
-			t.Fatalf("%s (generation %d): btrfs check:\n%s", what, fi.Super.Generation, msg)
+		if msg := checktest.Problems(scratch); msg != "" {
+			t.Fatalf("%s (generation %d):\n%s", what, fi.Super.Generation, msg)
 		}
 	}
 	for i, fl := range flushes {

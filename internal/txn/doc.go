@@ -31,6 +31,15 @@
 // as the kernel's snapshot ioctl does, so that the blocks a snapshot shares
 // are on disk and never changed in place again.
 //
+// # Invariants
+//
+// Built with -tags invariants (make invariants), every commit is followed by
+// a run of internal/check on the device as written (read afresh, beneath a
+// test's fault-injecting wrapper), and a problem panics with the checker's
+// report. Without the tag the check is a constant false and compiles away.
+// (internal/check's own tests cannot be built with the tag: they reach this
+// package through mkfs.)
+//
 // # Space
 //
 // Tree blocks come from METADATA block groups (SYSTEM for the chunk tree),
@@ -44,8 +53,8 @@
 //
 // # Locking
 //
-// FS.mu is held by a Handle from Begin to End and by Commit. FS.Transid and
-// FS.Stats never wait; FS.Commit, FS.Close and FS.Super wait for the
+// Engine.mu is held by a Handle from Begin to End and by Commit. Engine.Transid and
+// Engine.Stats never wait; Engine.Commit, Engine.Close and Engine.Super wait for the
 // current handle, so a goroutine must not call them while it holds one
 // (Handle.Commit commits from inside a handle).
 package txn

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -48,7 +49,7 @@ func TestENOSPC(t *testing.T) {
 				t.Logf("wrote %d MiB in %d files; data groups %d MiB, used %d MiB; device unallocated %d MiB",
 					total>>20, len(inos), s.Total>>20, s.Used>>20, im.fs.Groups().Device().Unallocated()>>20)
 				im.close(t)
-				btrfsCheck(t, img)
+				checktest.Image(t, img)
 				return total, inos
 			}
 			first, inos := fill()
@@ -62,7 +63,7 @@ func TestENOSPC(t *testing.T) {
 				h.End()
 			}
 			im.close(t)
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 			second, _ := fill()
 			if second < first*9/10 {
 				t.Errorf("refilled %d bytes, first fill %d", second, first)
@@ -104,7 +105,7 @@ func TestMetadataENOSPC(t *testing.T) {
 	t.Logf("%d xattrs; metadata %d MiB, free %d KiB, pinned %d KiB; device unallocated %d MiB", len(names),
 		s.Total>>20, s.Free>>10, s.Pinned>>10, im.fs.Groups().Device().Unallocated()>>20)
 	im.close(t)
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	im = openImage(t, img)
 	for i := 0; i < len(names); i += 2 {
 		h := im.begin(t)
@@ -119,7 +120,7 @@ func TestMetadataENOSPC(t *testing.T) {
 	}
 	t.Logf("deleted in %d commits", im.fs.Stats().Commits)
 	im.close(t)
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 }
 
 // TestAbortOnMetadataExhaustion fills the metadata space without
@@ -156,7 +157,7 @@ func TestAbortOnMetadataExhaustion(t *testing.T) {
 	}
 	im.fs.Close()
 	im.dev.Close()
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	im = openImage(t, img)
 	if g := im.fi.Super.Generation; g != lastGen {
 		t.Errorf("reopened at generation %d, last commit was %d", g, lastGen)

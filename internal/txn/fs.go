@@ -23,8 +23,8 @@ import (
 // when no OpenOptions.ReplayLog is given.
 var ErrLogTree = errors.New("filesystem has a log tree to replay (mount it with Linux once, or replay it first)")
 
-// FS is a filesystem open for writing. mirrors struct btrfs_fs_info (the writer's part)
-type FS struct {
+// Engine is a filesystem open for writing. mirrors struct btrfs_fs_info (the writer's part)
+type Engine struct {
 	Info *fsinfo.FSInfo
 
 	// mu is held by a Handle from Begin to End and by Commit.
@@ -94,10 +94,10 @@ type Stats struct {
 // images, loads the block groups and their free space, and invalidates a v1
 // space cache. It refuses an image with a log tree to replay (OpenWith
 // replays it). mirrors open_ctree (the writable part)
-func Open(fi *fsinfo.FSInfo) (*FS, error) { return OpenWith(fi, OpenOptions{}) }
+func Open(fi *fsinfo.FSInfo) (*Engine, error) { return OpenWith(fi, OpenOptions{}) }
 
 // OpenWith is Open with options: o.ReplayLog replays a pending log tree.
-func OpenWith(fi *fsinfo.FSInfo, o OpenOptions) (*FS, error) {
+func OpenWith(fi *fsinfo.FSInfo, o OpenOptions) (*Engine, error) {
 	if fi.ReadOnly {
 		return nil, errors.New("txn: filesystem was opened read-only")
 	}
@@ -121,7 +121,7 @@ func OpenWith(fi *fsinfo.FSInfo, o OpenOptions) (*FS, error) {
 		return nil, errors.New("txn: cannot write: free space tree is not marked valid (FREE_SPACE_TREE_VALID); let Linux rebuild it")
 	}
 	cp := *sb
-	f := &FS{
+	f := &Engine{
 		Info: fi, transid: sb.Generation + 1, super: &cp, fsid: sb.MetadataFSID(),
 		bgTree: fi.BlockGroupTreeID(), fst: fst, skinny: sb.IncompatFlags&ondisk.IncompatSkinnyMetadata != 0,
 		refs: &delayedref.Queue{}, trees: map[ondisk.ObjectID]*treeState{},
@@ -158,7 +158,7 @@ func OpenWith(fi *fsinfo.FSInfo, o OpenOptions) (*FS, error) {
 }
 
 // loadChunkTreeUUID reads the chunk tree uuid from the chunk root's header.
-func (f *FS) loadChunkTreeUUID() error {
+func (f *Engine) loadChunkTreeUUID() error {
 	ct := f.Info.ChunkTree()
 	p, _, err := ct.Search(ondisk.Key{})
 	if err != nil {
@@ -172,7 +172,7 @@ func (f *FS) loadChunkTreeUUID() error {
 	return nil
 }
 
-func (f *FS) loadGroups() error {
+func (f *Engine) loadGroups() error {
 	cfg := blockgroup.LoadConfig{Super: f.super, Chunks: f.Info.Chunks}
 	var err error
 	if cfg.BlockGroupTree, err = f.Info.Tree(f.bgTree); err != nil {
@@ -196,7 +196,7 @@ func (f *FS) loadGroups() error {
 }
 
 // tree returns the running transaction's state of tree id, loading it.
-func (f *FS) tree(id ondisk.ObjectID) (*treeState, error) {
+func (f *Engine) tree(id ondisk.ObjectID) (*treeState, error) {
 	if ts := f.trees[id]; ts != nil {
 		return ts, nil
 	}
@@ -224,7 +224,7 @@ func (f *FS) tree(id ondisk.ObjectID) (*treeState, error) {
 }
 
 // root describes tree id for reference updates.
-func (f *FS) root(id ondisk.ObjectID) extent.Root {
+func (f *Engine) root(id ondisk.ObjectID) extent.Root {
 	r := extent.Root{ID: id, Shareable: extent.Shareable(id)}
 	if ts := f.trees[id]; ts != nil && ts.hasItem {
 		r.LastSnapshot = ondisk.Generation(ts.item.LastSnapshot)
@@ -233,7 +233,7 @@ func (f *FS) root(id ondisk.ObjectID) extent.Root {
 }
 
 // firstKey gives the extent layer the first key of a block of this transaction.
-func (f *FS) firstKey(addr ondisk.LogicalAddr) (ondisk.Key, bool) {
+func (f *Engine) firstKey(addr ondisk.LogicalAddr) (ondisk.Key, bool) {
 	n := f.dirty[addr]
 	if n == nil || n.NumItems() == 0 {
 		return ondisk.Key{}, false
@@ -243,7 +243,7 @@ func (f *FS) firstKey(addr ondisk.LogicalAddr) (ondisk.Key, bool) {
 
 // extentFreed forgets a freed tree block: it is not written, and no cached
 // copy outlives it.
-func (f *FS) extentFreed(addr ondisk.LogicalAddr, n uint64, isData bool) {
+func (f *Engine) extentFreed(addr ondisk.LogicalAddr, n uint64, isData bool) {
 	if isData {
 		return
 	}
@@ -253,21 +253,21 @@ func (f *FS) extentFreed(addr ondisk.LogicalAddr, n uint64, isData bool) {
 
 // Transid is the running transaction's generation. It does not wait for a
 // handle (use Handle.Transid inside one).
-func (f *FS) Transid() ondisk.Generation { return ondisk.Generation(f.transidPub.Load()) }
+func (f *Engine) Transid() ondisk.Generation { return ondisk.Generation(f.transidPub.Load()) }
 
 // Stats returns commit statistics.
-func (f *FS) Stats() Stats {
+func (f *Engine) Stats() Stats {
 	f.statsMu.Lock()
 	defer f.statsMu.Unlock()
 	return f.stats
 }
 
 // Groups exposes the block groups (for tests and space reporting).
-func (f *FS) Groups() *blockgroup.Manager { return f.groups }
+func (f *Engine) Groups() *blockgroup.Manager { return f.groups }
 
 // Super returns a copy of the superblock the next commit writes. It waits
 // for the current handle: never call it while holding one.
-func (f *FS) Super() ondisk.Superblock {
+func (f *Engine) Super() ondisk.Superblock {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return *f.super
@@ -275,7 +275,7 @@ func (f *FS) Super() ondisk.Superblock {
 
 // Close commits, stops the commit timer and refuses further use. It does
 // not close the device.
-func (f *FS) Close() error {
+func (f *Engine) Close() error {
 	f.StopCommitTimer()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -295,7 +295,7 @@ var errClosed = errors.New("txn: filesystem is closed")
 // abort stops all further writing after a failure in the middle of changes
 // that cannot be undone in memory. The disk keeps the last committed
 // generation. mirrors btrfs_abort_transaction
-func (f *FS) abort(err error) error {
+func (f *Engine) abort(err error) error {
 	if f.aborted == nil {
 		f.aborted = fmt.Errorf("txn: transaction %d aborted: %w", f.transid, err)
 	}
@@ -303,7 +303,7 @@ func (f *FS) abort(err error) error {
 }
 
 // Aborted returns the error that aborted the filesystem, if any.
-func (f *FS) Aborted() error {
+func (f *Engine) Aborted() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.aborted == errClosed {

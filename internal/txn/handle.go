@@ -15,14 +15,14 @@ import (
 // use, and one goroutine must not Begin twice without End (that would wait
 // for itself). mirrors struct btrfs_trans_handle
 type Handle struct {
-	f     *FS
+	f     *Engine
 	ended bool
 	rsv   uint64 // bytes this handle reserved
 }
 
 // Begin joins the running transaction, waiting for the current handle or
 // commit to finish. mirrors btrfs_join_transaction
-func (f *FS) Begin() (*Handle, error) {
+func (f *Engine) Begin() (*Handle, error) {
 	f.mu.Lock()
 	if err := f.usable(); err != nil {
 		f.mu.Unlock()

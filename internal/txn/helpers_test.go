@@ -2,17 +2,16 @@ package txn_test
 
 import (
 	"flag"
-	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -60,45 +59,8 @@ func mkfs(t testing.TB, size int64, args ...string) string {
 		}
 		t.Fatalf("mkfs.btrfs %v: %v\n%s", args, err, out)
 	}
+	checktest.AtEnd(t, img)
 	return img
-}
-
-// checkErrorLine matches the words that mark a problem in btrfs check output.
-var checkErrorLine = regexp.MustCompile(`\b(ERROR|error|mismatch|wanted|bad|missing)\b`)
-
-// btrfsCheck runs btrfs check --readonly and fails on any error line.
-func btrfsCheck(t testing.TB, img string) {
-	t.Helper()
-	if msg := checkImage(img); msg != "" {
-		t.Fatalf("btrfs check --readonly %s:\n%s", img, msg)
-	}
-}
-
-// btrfsCheckData is btrfsCheck that also verifies every data checksum.
-func btrfsCheckData(t testing.TB, img string) {
-	t.Helper()
-	if msg := checkImage(img, "--check-data-csum"); msg != "" {
-		t.Fatalf("btrfs check --readonly --check-data-csum %s:\n%s", img, msg)
-	}
-}
-
-// checkImage returns "" when btrfs check is clean, else its output.
-func checkImage(img string, args ...string) string {
-	out, err := exec.Command("btrfs", append(append([]string{"check", "--readonly"}, args...), img)...).CombinedOutput()
-	bad := err != nil
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, "no error found") || strings.HasPrefix(l, "UUID:") ||
-			strings.HasPrefix(l, "Checking filesystem on") {
-			continue
-		}
-		if checkErrorLine.MatchString(l) {
-			bad = true
-		}
-	}
-	if bad {
-		return fmt.Sprintf("exit %v\n%s", err, out)
-	}
-	return ""
 }
 
 // image is an image opened for writing.
@@ -106,7 +68,7 @@ type image struct {
 	path string
 	dev  blockdev.Device
 	fi   *fsinfo.FSInfo
-	fs   *txn.FS
+	fs   *txn.Engine
 }
 
 func openImage(t testing.TB, path string) *image {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -112,12 +113,12 @@ func TestKernelMount(t *testing.T) {
 				im := openImage(t, img)
 				m.randomOps(t, im, r, 120, true)
 				im.close(t)
-				btrfsCheck(t, img)
+				checktest.Image(t, img)
 
 				dir, umount := mountImage(t, img, "ro")
 				m.verifyMounted(t, dir)
 				umount()
-				btrfsCheck(t, img)
+				checktest.Image(t, img)
 
 				dir, umount = mountImage(t, img, "rw")
 				m.verifyMounted(t, dir)
@@ -127,7 +128,7 @@ func TestKernelMount(t *testing.T) {
 				}
 				run(t, "sync")
 				umount()
-				btrfsCheck(t, img)
+				checktest.Image(t, img)
 				m.subvols[ondisk.FSTreeObjectID].next += 1000 // past Linux's new inode
 			}
 			im := openImage(t, img)
@@ -159,7 +160,7 @@ func TestKernelMadeImage(t *testing.T) {
 	run(t, "btrfs", "subvolume", "snapshot", dir, filepath.Join(dir, "ksnap"))
 	run(t, "sync")
 	umount()
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 
 	// Delete half of the kernel's files in FS_TREE and add our own.
 	im := openImage(t, img)
@@ -196,7 +197,7 @@ func TestKernelMadeImage(t *testing.T) {
 	m.subvols[ondisk.FSTreeObjectID].next = 100000
 	m.randomOps(t, im, r, 80, false)
 	im.close(t)
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 
 	dir, umount = mountImage(t, img, "rw")
 	m.verifyMounted(t, dir)
@@ -212,7 +213,7 @@ func TestKernelMadeImage(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "after"), randBytes(r, 1<<20), 0o644)
 	run(t, "sync")
 	umount()
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 }
 
 // deleteEntry deletes a regular file whose dir index is index (for files

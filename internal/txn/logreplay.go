@@ -13,7 +13,7 @@ type OpenOptions struct {
 	// must leave the log replayed into the subvolume trees, the log root
 	// cleared in the pending superblock, and commit. Without it Open
 	// refuses such images with ErrLogTree.
-	ReplayLog func(fs *FS) error
+	ReplayLog func(fs *Engine) error
 }
 
 // The calls below are what a log replay (internal/treelog) needs beyond the

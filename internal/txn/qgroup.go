@@ -19,7 +19,7 @@ var qgroupStatusKey = ondisk.Key{Type: ondisk.QgroupStatusKey}
 
 // updateQgroupStatus marks the quota groups inconsistent at f.transid.
 // It reports whether it changed the item.
-func (f *FS) updateQgroupStatus() (bool, error) {
+func (f *Engine) updateQgroupStatus() (bool, error) {
 	if f.noQuota {
 		return false, nil
 	}

@@ -4,6 +4,8 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 )
 
 // mkfsVariants are the image layouts every workload runs on.
@@ -36,7 +38,7 @@ func TestRandomWorkload(t *testing.T) {
 				im := openImage(t, img)
 				m.randomOps(t, im, r, ops, true)
 				im.close(t)
-				btrfsCheckData(t, img)
+				checktest.Image(t, img)
 				im = openImage(t, img)
 				m.verify(t, im)
 				im.close(t)
@@ -56,6 +58,6 @@ func TestQuotaEnabled(t *testing.T) {
 		im := openImage(t, img)
 		m.randomOps(t, im, r, 100, true)
 		im.close(t)
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
@@ -50,7 +51,7 @@ func TestManyRefs(t *testing.T) {
 			}
 			h.End()
 			im.close(t)
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 			out, _ := exec.Command("btrfs", "inspect-internal", "dump-tree", "-t", "extent", img).CombinedOutput()
 			keyed := strings.Count(string(out), "EXTENT_DATA_REF")
 			t.Logf("%d keyed EXTENT_DATA_REF items", keyed)
@@ -69,7 +70,7 @@ func TestManyRefs(t *testing.T) {
 				}
 				h.End()
 				im.close(t)
-				btrfsCheck(t, img)
+				checktest.Image(t, img)
 				im = openImage(t, img)
 				m.verify(t, im)
 				im.close(t)
@@ -100,7 +101,7 @@ func TestCsumItems(t *testing.T) {
 	}
 	h.End()
 	im.close(t)
-	btrfsCheckData(t, img)
+	checktest.Image(t, img)
 	count := func() int {
 		out, _ := exec.Command("btrfs", "inspect-internal", "dump-tree", "-t", "csum", img).CombinedOutput()
 		return strings.Count(string(out), "EXTENT_CSUM EXTENT_CSUM")
@@ -115,7 +116,7 @@ func TestCsumItems(t *testing.T) {
 		newOp(t, h).deleteFile(5, ino, fmt.Sprintf("f%d", 1-i))
 		h.End()
 		im.close(t)
-		btrfsCheckData(t, img)
+		checktest.Image(t, img)
 		if n := count(); n != want {
 			t.Errorf("after deleting f%d: %d csum items, want %d", 1-i, n, want)
 		}

@@ -17,7 +17,7 @@ import (
 )
 
 // treeExists reports whether tree id has a ROOT_ITEM.
-func (f *FS) treeExists(id ondisk.ObjectID) (bool, error) {
+func (f *Engine) treeExists(id ondisk.ObjectID) (bool, error) {
 	if f.trees[id] != nil {
 		return true, nil
 	}
@@ -33,7 +33,7 @@ func (f *FS) treeExists(id ondisk.ObjectID) (bool, error) {
 
 // newTree makes a tree for owner whose root is a new block: an empty leaf,
 // or a copy of src. mirrors btrfs_create_tree / btrfs_copy_root
-func (f *FS) newTree(owner ondisk.ObjectID, src *diskio.Node) (*ctree.Tree, error) {
+func (f *Engine) newTree(owner ondisk.ObjectID, src *diskio.Node) (*ctree.Tree, error) {
 	t, err := ctree.NewEmptyTree(allocator{f}, owner)
 	if err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (h *Handle) Snapshot(src, dst ondisk.ObjectID, readonly bool) error {
 	return nil
 }
 
-func (f *FS) snapshot(sts *treeState, src, dst ondisk.ObjectID, readonly bool) error {
+func (f *Engine) snapshot(sts *treeState, src, dst ondisk.ObjectID, readonly bool) error {
 	a := allocator{f}
 	// 1. Commit first, as the kernel does for every snapshot: the blocks the
 	//    snapshot shares are then on disk, read the same through either
@@ -235,7 +235,7 @@ func (h *Handle) DeleteTree(id ondisk.ObjectID) error {
 	return nil
 }
 
-func (f *FS) deleteTree(ts *treeState, id ondisk.ObjectID) error {
+func (f *Engine) deleteTree(ts *treeState, id ondisk.ObjectID) error {
 	tr := f.env()
 	if err := f.uuidDel(ts.item.UUID, ondisk.UUIDKeySubvol, id); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
@@ -45,7 +46,7 @@ func TestSnapshotShared(t *testing.T) {
 			}
 			h.End()
 			im.close(t)
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 
 			im = openImage(t, img)
 			h = im.begin(t)
@@ -77,7 +78,7 @@ func TestSnapshotShared(t *testing.T) {
 			}
 			h.End()
 			im.close(t)
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 			out, _ := exec.Command("btrfs", "inspect-internal", "dump-tree", "-t", "extent", img).CombinedOutput()
 			full := strings.Count(string(out), "FULL_BACKREF")
 			t.Logf("extent tree: %d FULL_BACKREF, %d shared block backrefs, %d shared data backrefs", full,
@@ -93,7 +94,7 @@ func TestSnapshotShared(t *testing.T) {
 			delete(m.subvols, 257)
 			h.End()
 			im.close(t)
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 			im = openImage(t, img)
 			m.verify(t, im)
 			h = im.begin(t)
@@ -102,7 +103,7 @@ func TestSnapshotShared(t *testing.T) {
 			delete(m.subvols, 259)
 			h.End()
 			im.close(t)
-			btrfsCheck(t, img)
+			checktest.Image(t, img)
 			im = openImage(t, img)
 			m.verify(t, im)
 			im.close(t)
@@ -144,7 +145,7 @@ func TestManySnapshots(t *testing.T) {
 		h.End()
 	}
 	im.close(t)
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	out, _ := exec.Command("btrfs", "inspect-internal", "dump-tree", "-t", "extent", img).CombinedOutput()
 	keyed := strings.Count(string(out), "TREE_BLOCK_REF")
 	t.Logf("%d keyed TREE_BLOCK_REF items", keyed)
@@ -166,7 +167,7 @@ func TestManySnapshots(t *testing.T) {
 	}
 	h.End()
 	im.close(t)
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	im = openImage(t, img)
 	m.verify(t, im)
 	im.close(t)

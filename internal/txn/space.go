@@ -30,22 +30,22 @@ import (
 // every handle that changes trees should reserve first.
 
 // itemCost is the metadata reserved per item. mirrors btrfs_calc_insert_metadata_size
-func (f *FS) itemCost(items int) uint64 {
+func (f *Engine) itemCost(items int) uint64 {
 	return uint64(items) * uint64(f.super.NodeSize) * 2 * ondisk.MaxLevel
 }
 
 // globalReserve is the metadata kept for commits and deletions.
 // mirrors btrfs_update_global_block_rsv (sized from the metadata space here)
-func (f *FS) globalReserve() uint64 {
+func (f *Engine) globalReserve() uint64 {
 	total := f.groups.Space(ondisk.BlockGroupMetadata).Total
 	return min(max(total/16, 32*uint64(f.super.NodeSize)), 512<<20)
 }
 
 // commitReserve is the part of the global reserve that only commits use.
-func (f *FS) commitReserve() uint64 { return f.globalReserve() / 2 }
+func (f *Engine) commitReserve() uint64 { return f.globalReserve() / 2 }
 
 // metaAvail is the metadata space neither used, pinned, nor reserved.
-func (f *FS) metaAvail() uint64 {
+func (f *Engine) metaAvail() uint64 {
 	s := f.groups.Space(ondisk.BlockGroupMetadata)
 	return s.Free - min(s.Free, f.metaRsv)
 }
@@ -103,7 +103,7 @@ func (h *Handle) reserve(items int, global bool) error {
 // allocChunk adds a chunk of kind with the profile existing groups of kind
 // have, first making sure the chunk tree has system space to record it.
 // mirrors btrfs_chunk_alloc + check_system_chunk
-func (f *FS) allocChunk(kind uint64) (*blockgroup.Group, error) {
+func (f *Engine) allocChunk(kind uint64) (*blockgroup.Group, error) {
 	if kind != ondisk.BlockGroupSystem {
 		sys := f.groups.Space(ondisk.BlockGroupSystem)
 		if sys.Free < 8*uint64(f.super.NodeSize) {
@@ -118,7 +118,7 @@ func (f *FS) allocChunk(kind uint64) (*blockgroup.Group, error) {
 
 // metaForData makes sure a data allocation leaves the metadata it needs (its
 // file extent, extent and checksum items) outside the global reserve.
-func (f *FS) metaForData() error {
+func (f *Engine) metaForData() error {
 	need := f.itemCost(2) + f.globalReserve()
 	if f.metaAvail() >= need {
 		return nil

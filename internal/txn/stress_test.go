@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -186,7 +187,7 @@ func TestStress004(t *testing.T) {
 		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 		t.Logf("%-16s %4d commits: median %v, max %v", p, len(d), us(d[len(d)/2]), us(d[len(d)-1]))
 	}
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 }
 
 func maxDur(a, b time.Duration) time.Duration {

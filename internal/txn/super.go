@@ -8,7 +8,7 @@ import (
 
 // rootOf returns the current root, level and root block generation of tree
 // id (from the running transaction if it has the tree, else its ROOT_ITEM).
-func (f *FS) rootOf(id ondisk.ObjectID) (ondisk.LogicalAddr, int, ondisk.Generation, bool) {
+func (f *Engine) rootOf(id ondisk.ObjectID) (ondisk.LogicalAddr, int, ondisk.Generation, bool) {
 	if ts := f.trees[id]; ts != nil {
 		return ts.t.Root, ts.t.Level, ts.t.Gen, true
 	}
@@ -24,7 +24,7 @@ func (f *FS) rootOf(id ondisk.ObjectID) (ondisk.LogicalAddr, int, ondisk.Generat
 }
 
 // newSuper fills in the superblock of the commit. mirrors update_super_roots
-func (f *FS) newSuper() (*ondisk.Superblock, error) {
+func (f *Engine) newSuper() (*ondisk.Superblock, error) {
 	sb := f.super
 	prevGen := f.Info.Super.Generation
 	root, level, _, _ := f.rootOf(ondisk.RootTreeObjectID)
@@ -50,7 +50,7 @@ func (f *FS) newSuper() (*ondisk.Superblock, error) {
 // backupRoots records the new roots in the next backup slot: the one after
 // the slot of the previous generation, or that slot again when it already
 // holds this root tree generation. mirrors backup_super_roots
-func (f *FS) backupRoots(sb *ondisk.Superblock, prevGen ondisk.Generation) {
+func (f *Engine) backupRoots(sb *ondisk.Superblock, prevGen ondisk.Generation) {
 	next := 0
 	for i := range sb.BackupRoots {
 		if sb.BackupRoots[i].TreeRootGen == uint64(prevGen) && prevGen != 0 {
@@ -80,7 +80,7 @@ func (f *FS) backupRoots(sb *ondisk.Superblock, prevGen ondisk.Generation) {
 
 // writeSupers writes sb to the primary superblock and every mirror that
 // lies inside the device. mirrors write_dev_supers
-func (f *FS) writeSupers(sb *ondisk.Superblock) error {
+func (f *Engine) writeSupers(sb *ondisk.Superblock) error {
 	total := min(uint64(f.Info.Dev.Size()), sb.DevItem.TotalBytes)
 	defer func() { sb.Bytenr = ondisk.SuperMirrorOffsets[0] }()
 	for i, off := range ondisk.SuperMirrorOffsets {

@@ -8,7 +8,7 @@ const DefaultCommitInterval = 30 * time.Second
 // StartCommitTimer commits the running transaction every d (the default
 // interval when d <= 0) until StopCommitTimer or Close. Errors abort the
 // filesystem and are returned by later calls. mirrors transaction_kthread
-func (f *FS) StartCommitTimer(d time.Duration) {
+func (f *Engine) StartCommitTimer(d time.Duration) {
 	if d <= 0 {
 		d = DefaultCommitInterval
 	}
@@ -35,7 +35,7 @@ func (f *FS) StartCommitTimer(d time.Duration) {
 }
 
 // StopCommitTimer stops the commit timer and waits for a commit it started.
-func (f *FS) StopCommitTimer() {
+func (f *Engine) StopCommitTimer() {
 	f.timerMu.Lock()
 	stop, done := f.timerStop, f.timerDone
 	f.timerStop, f.timerDone = nil, nil

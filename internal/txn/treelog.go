@@ -35,7 +35,7 @@ type logState struct {
 var ErrLogStale = errors.New("txn: log belongs to a committed transaction")
 
 // hasLog reports whether a log holds blocks (a commit must run to free them).
-func (f *FS) hasLog() bool {
+func (f *Engine) hasLog() bool {
 	f.log.mu.Lock()
 	defer f.log.mu.Unlock()
 	return len(f.log.blocks) > 0
@@ -43,7 +43,7 @@ func (f *FS) hasLog() bool {
 
 // dropLog releases the log's blocks (pinned until the commit is on disk)
 // and clears log_root in the superblock the commit writes. f.log.mu is held.
-func (f *FS) dropLog() error {
+func (f *Engine) dropLog() error {
 	ns := uint64(f.super.NodeSize)
 	for addr := range f.log.blocks {
 		if err := f.groups.ReleasePinned(addr, ns); err != nil {
@@ -89,7 +89,7 @@ func (h *Handle) AllocLogBlock() (ondisk.LogicalAddr, error) {
 // any more (the previous log, after SyncLog wrote the new one; or a log
 // whose sync failed) to free space at once. Blocks already dropped by a
 // commit are skipped.
-func (f *FS) FreeLogBlocks(addrs []ondisk.LogicalAddr) error {
+func (f *Engine) FreeLogBlocks(addrs []ondisk.LogicalAddr) error {
 	f.log.mu.Lock()
 	defer f.log.mu.Unlock()
 	ns := uint64(f.Info.Super.NodeSize)
@@ -139,7 +139,7 @@ func (h *Handle) CommittedSuper() ondisk.Superblock { return *h.f.Info.Super }
 // at root, and flushes again. It must be called without a handle. It
 // returns ErrLogStale, writing nothing, when transid has committed
 // meanwhile. mirrors btrfs_sync_log
-func (f *FS) SyncLog(transid ondisk.Generation, blocks []*diskio.Node, root ondisk.LogicalAddr, level int) error {
+func (f *Engine) SyncLog(transid ondisk.Generation, blocks []*diskio.Node, root ondisk.LogicalAddr, level int) error {
 	f.log.mu.Lock()
 	defer f.log.mu.Unlock()
 	if f.Transid() != transid {

@@ -11,7 +11,7 @@ import (
 
 // uuidTree returns the uuid tree, or nil when the filesystem has none yet
 // (Linux creates it on the next read-write mount and fills it then).
-func (f *FS) uuidTree() (*treeState, error) {
+func (f *Engine) uuidTree() (*treeState, error) {
 	ts, err := f.tree(ondisk.UUIDTreeObjectID)
 	if errors.Is(err, fsinfo.ErrNoTree) {
 		return nil, nil
@@ -22,7 +22,7 @@ func (f *FS) uuidTree() (*treeState, error) {
 // uuidAdd records that subvolume id has uuid (as typ: UUID_KEY_SUBVOL or
 // UUID_KEY_RECEIVED_SUBVOL); it does nothing if it is recorded already.
 // mirrors btrfs_uuid_tree_add
-func (f *FS) uuidAdd(u ondisk.UUID, typ ondisk.ItemType, id ondisk.ObjectID) error {
+func (f *Engine) uuidAdd(u ondisk.UUID, typ ondisk.ItemType, id ondisk.ObjectID) error {
 	if u.IsZero() {
 		return nil
 	}
@@ -53,7 +53,7 @@ func (f *FS) uuidAdd(u ondisk.UUID, typ ondisk.ItemType, id ondisk.ObjectID) err
 
 // uuidDel removes subvolume id from uuid's entry, if it is there.
 // mirrors btrfs_uuid_tree_remove
-func (f *FS) uuidDel(u ondisk.UUID, typ ondisk.ItemType, id ondisk.ObjectID) error {
+func (f *Engine) uuidDel(u ondisk.UUID, typ ondisk.ItemType, id ondisk.ObjectID) error {
 	if u.IsZero() {
 		return nil
 	}

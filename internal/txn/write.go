@@ -19,7 +19,7 @@ type devWrite struct {
 // writeDirty checksums every dirty tree block and writes it to each of its
 // copies, coalescing writes to adjacent physical ranges. It returns how many
 // blocks it wrote. mirrors btree_write_cache_pages + csum_dirty_buffer
-func (f *FS) writeDirty() (int, error) {
+func (f *Engine) writeDirty() (int, error) {
 	ns := uint64(f.super.NodeSize)
 	var ws []devWrite
 	for addr, n := range f.dirty {
@@ -47,7 +47,7 @@ func (f *FS) writeDirty() (int, error) {
 }
 
 // writeBatched writes ws in physical order, merging contiguous ones.
-func (f *FS) writeBatched(ws []devWrite) error {
+func (f *Engine) writeBatched(ws []devWrite) error {
 	sort.Slice(ws, func(i, j int) bool { return ws[i].phys < ws[j].phys })
 	var buf []byte
 	var at ondisk.PhysicalAddr
@@ -77,7 +77,7 @@ func (f *FS) writeBatched(ws []devWrite) error {
 }
 
 // writeLogical writes data at a logical address to every copy.
-func (f *FS) writeLogical(addr ondisk.LogicalAddr, data []byte) error {
+func (f *Engine) writeLogical(addr ondisk.LogicalAddr, data []byte) error {
 	for len(data) > 0 {
 		copies, n, err := f.Info.Chunks.Map(addr, uint64(len(data)))
 		if err != nil {

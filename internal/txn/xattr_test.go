@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
@@ -44,7 +45,7 @@ func TestXattrInserts(t *testing.T) {
 		}
 		h.End()
 		m.close(t)
-		btrfsCheck(t, img)
+		checktest.Image(t, img)
 	}
 	m := openImage(t, img)
 	defer m.close(t)

@@ -48,10 +48,20 @@ another mount, the library's OpenRW) are refused while it is mounted.
        subvolid=ID           mount the subvolume with this ID
        allow_other           let other users in (see /etc/fuse.conf)
        dirty_limit=SIZE      buffered data before writers write back (default 256M)
-       nodatasum             do not verify data checksums (ro)
+       nodatasum             do not verify data checksums (ro); new files
+                             without checksums (rw)
+       nodatacow             new files NODATACOW (writes in place, as chattr +C)
        lock_wait=SECONDS     wait this long for another holder of the image
                              (one writer per image; default 10)
        debug                 log every FUSE request
+       relatime|noatime|strictatime, nodiratime
+                             access time updates (default relatime)
+       nodev, nosuid, noexec as for any mount (a mount by root honours
+                             device nodes and set-user-ID bits by default)
+       remount               change a live mount: mount -o remount,ro DIR
+                             (commits first), remount,rw, atime options
+  Options of kernel btrfs that mean nothing here (ssd, space_cache=v2,
+  discard=async, autodefrag...) are accepted and logged once.
 `
 
 // Args is a parsed command line.

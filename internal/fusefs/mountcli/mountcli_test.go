@@ -2,15 +2,17 @@ package mountcli
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 )
 
 // gobtrfsBin builds cmd/gobtrfs once per test binary.
@@ -88,24 +90,6 @@ func unlocked(img string) bool {
 	return true
 }
 
-var checkError = regexp.MustCompile(`(?i)\b(error|corrupt|mismatch|invalid|wrong|missing|failed)`)
-
-func btrfsCheck(t *testing.T, img string) {
-	t.Helper()
-	if _, err := exec.LookPath("btrfs"); err != nil {
-		return
-	}
-	out, err := exec.Command("btrfs", "check", "--readonly", img).CombinedOutput()
-	for _, l := range strings.Split(string(out), "\n") {
-		if checkError.MatchString(l) && !strings.Contains(l, "no error found") {
-			t.Fatalf("btrfs check %s: %s\n%s", img, l, out)
-		}
-	}
-	if err != nil {
-		t.Fatalf("btrfs check %s: %v\n%s", img, err, out)
-	}
-}
-
 // unmountDir unmounts dir (as root with umount, else fusermount3 -u).
 func unmountDir(t *testing.T, dir string) {
 	t.Helper()
@@ -153,7 +137,7 @@ func TestDefaultMountBackground(t *testing.T) {
 	}
 	unmountDir(t, mnt)
 	waitFor(t, "the background mount to exit", func() bool { return unlocked(img) })
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 
 	// foreground, then SIGINT
 	fg := exec.Command(bin, "mount")
@@ -180,7 +164,7 @@ func TestDefaultMountBackground(t *testing.T) {
 	if !strings.Contains(stderr.String(), "written back and committed") {
 		t.Errorf("stderr: %s", stderr.String())
 	}
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	out, err = exec.Command(bin, "cat", img, "second").CombinedOutput()
 	if err != nil || string(out) != "buffered at SIGINT" {
 		t.Errorf("data written before SIGINT: %q %v", out, err)
@@ -225,7 +209,7 @@ func TestSignalWhileBusy(t *testing.T) {
 	if err := fg.Wait(); err != nil {
 		t.Fatalf("exit: %v\n%s", err, stderr.String())
 	}
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 }
 
 // TestMountHelper: mount(8) with -t fuse.gobtrfs runs
@@ -265,9 +249,22 @@ func TestMountHelper(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mnt, "x"), bytes.Repeat([]byte("compressible "), 100000), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// mount(8) runs the helper for -o remount too
+	if out, err := exec.Command("mount", "-o", "remount,ro", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mount -o remount,ro: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "y"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("write after remount,ro: %v", err)
+	}
+	if out, err := exec.Command("mount", "-o", "remount,rw", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mount -o remount,rw: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "y"), nil, 0o644); err != nil {
+		t.Errorf("write after remount,rw: %v", err)
+	}
 	unmountDir(t, mnt)
 	waitFor(t, "the helper to exit", func() bool { return unlocked(img) })
-	btrfsCheck(t, img)
+	checktest.Image(t, img)
 	// read-only through the helper too
 	out, err = exec.Command("mount", "-t", "fuse.gobtrfs", "-o", "ro", img, mnt).CombinedOutput()
 	if err != nil {
@@ -316,6 +313,10 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := Parse([]string{"-o", "bogus", "a", "b"}, false); err == nil {
 		t.Errorf("unknown option accepted")
+	}
+	a, err = Parse([]string{"img", "dir", "-o", "remount,ro,noatime"}, true)
+	if err != nil || !a.Remount || a.RemountOptions != "remount,ro,noatime" {
+		t.Errorf("remount: %+v %v", a, err)
 	}
 	if _, err := Parse([]string{"a"}, false); err == nil {
 		t.Errorf("one operand accepted")

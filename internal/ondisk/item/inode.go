@@ -1,5 +1,7 @@
 package item
 
+import "github.com/gobtrfs/gobtrfs/internal/ondisk"
+
 // InodeItemSize is the size of struct btrfs_inode_item.
 const InodeItemSize = 160
 
@@ -35,7 +37,7 @@ type InodeItem struct {
 	UID        uint32
 	GID        uint32
 	Mode       uint32
-	Rdev       uint64
+	Rdev       ondisk.DevT // device number of a device node
 	Flags      uint64
 	Sequence   uint64
 	Atime      Timespec
@@ -59,7 +61,7 @@ func DecodeInodeItem(b []byte) (InodeItem, error) {
 	x.UID = le.Uint32(b[44:])
 	x.GID = le.Uint32(b[48:])
 	x.Mode = le.Uint32(b[52:])
-	x.Rdev = le.Uint64(b[56:])
+	x.Rdev = ondisk.DevT(le.Uint64(b[56:]))
 	x.Flags = le.Uint64(b[64:])
 	x.Sequence = le.Uint64(b[72:])
 	x.Atime = DecodeTimespec(b[112:])
@@ -81,7 +83,7 @@ func (x *InodeItem) Encode(b []byte) {
 	le.PutUint32(b[44:], x.UID)
 	le.PutUint32(b[48:], x.GID)
 	le.PutUint32(b[52:], x.Mode)
-	le.PutUint64(b[56:], x.Rdev)
+	le.PutUint64(b[56:], uint64(x.Rdev))
 	le.PutUint64(b[64:], x.Flags)
 	le.PutUint64(b[72:], x.Sequence)
 	x.Atime.Encode(b[112:])

@@ -134,7 +134,7 @@ type populator struct {
 	err error
 }
 
-var root = fsops.ID{Root: ondisk.FSTreeObjectID, Ino: fsops.RootDirIno}
+var root = ondisk.InodeRef{Root: ondisk.FSTreeObjectID, Ino: fsops.RootDirIno}
 
 func (p *populator) check(err error) {
 	if err != nil && p.err == nil {
@@ -142,9 +142,9 @@ func (p *populator) check(err error) {
 	}
 }
 
-func (p *populator) file(dir fsops.ID, name string, mode uint32, data []byte) fsops.ID {
+func (p *populator) file(dir ondisk.InodeRef, name string, mode uint32, data []byte) ondisk.InodeRef {
 	if p.err != nil {
-		return fsops.ID{}
+		return ondisk.InodeRef{}
 	}
 	id, err := p.f.Create(dir, name, item.SIFREG|mode, 1000, 1000, 0)
 	p.check(err)
@@ -155,9 +155,9 @@ func (p *populator) file(dir fsops.ID, name string, mode uint32, data []byte) fs
 	return id
 }
 
-func (p *populator) dir(parent fsops.ID, name string) fsops.ID {
+func (p *populator) dir(parent ondisk.InodeRef, name string) ondisk.InodeRef {
 	if p.err != nil {
-		return fsops.ID{}
+		return ondisk.InodeRef{}
 	}
 	id, err := p.f.Mkdir(parent, name, 0o755, 0, 0)
 	p.check(err)
@@ -222,7 +222,7 @@ func (p *populator) fill() {
 	if ph := p.file(sparse, "punched", 0o644, noise(64<<10, 23)); p.err == nil {
 		p.check(f.Fallocate(ph, fsops.FallocKeepSize|fsops.FallocPunchHole, 16<<10, 16<<10))
 	}
-	if cl := p.file(sparse, "reflink", 0o644, nil); p.err == nil && reg != (fsops.ID{}) {
+	if cl := p.file(sparse, "reflink", 0o644, nil); p.err == nil && reg != (ondisk.InodeRef{}) {
 		p.check(f.Clone(reg, 0, cl, 0, 64<<10))
 	}
 
@@ -236,7 +236,7 @@ func (p *populator) fill() {
 		p.check(f.Link(reg, links, "hard"))
 		_, err = f.Create(links, "fifo", item.SIFIFO|0o644, 0, 0, 0)
 		p.check(err)
-		_, err = f.Create(links, "chr", item.SIFCHR|0o600, 0, 0, 1<<20|3)
+		_, err = f.Create(links, "chr", item.SIFCHR|0o600, 0, 0, ondisk.MakeDevT(1, 3))
 		p.check(err)
 	}
 	// bait for restore (see the dup-over-symlink seeds): a symlink out of
@@ -276,7 +276,7 @@ func (p *populator) fill() {
 	if p.err != nil {
 		return
 	}
-	svRoot := fsops.ID{Root: sv, Ino: fsops.RootDirIno}
+	svRoot := ondisk.InodeRef{Root: sv, Ino: fsops.RootDirIno}
 	p.file(svRoot, "in-subvol", 0o644, pattern(9000, 40))
 	inner := p.dir(svRoot, "inner")
 	f.SetCompress(compress.Zstd)

@@ -1,8 +1,9 @@
-package gobtrfs
+package fsread
 
 import (
 	"github.com/gobtrfs/gobtrfs/internal/extentmap"
 	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // readAheadSpans is how many following extents of the same leaf a cache
@@ -11,19 +12,18 @@ const readAheadSpans = 16
 
 // mapping returns the whole extent of n containing file offset off, from the
 // cache or, on a miss, from the subvolume tree (then cached).
-func (f *FS) mapping(n node, off uint64) (extentmap.Extent, error) {
-	id := extentmap.InodeID{Subvol: n.subvol, Ino: n.ino}
-	if e, ok := f.extents.Lookup(id, off); ok {
+func (f *Engine) mapping(n ondisk.InodeRef, off uint64) (extentmap.Extent, error) {
+	if e, ok := f.extents.Lookup(n, off); ok {
 		return e, nil
 	}
-	if n.empty {
+	if n.IsEmptySubvolDir() {
 		return extentmap.Extent{Start: 0, End: ^uint64(0), Kind: extentmap.Hole}, nil
 	}
-	t, err := f.tree(n.subvol)
+	t, err := f.Tree(n.Root)
 	if err != nil {
 		return extentmap.Extent{}, err
 	}
-	spans, err := inode.MapAt(t, n.ino, off, readAheadSpans)
+	spans, err := inode.MapAt(t, n.Ino, off, readAheadSpans)
 	if err != nil {
 		return extentmap.Extent{}, err
 	}
@@ -31,7 +31,7 @@ func (f *FS) mapping(n node, off uint64) (extentmap.Extent, error) {
 	for i, s := range spans {
 		exts[i] = toExtent(s)
 	}
-	f.extents.Insert(id, exts...)
+	f.extents.Insert(n, exts...)
 	return exts[0], nil
 }
 
@@ -60,37 +60,4 @@ func toExtent(s inode.Span) extentmap.Extent {
 	e.DiskNumBytes = x.DiskNumBytes
 	e.Offset = x.Offset
 	return e
-}
-
-// ExtentCacheStats describes the extent mapping cache.
-type ExtentCacheStats struct {
-	Inodes    int   // inodes with cached mappings
-	Entries   int   // cached extents over all inodes
-	Bytes     int64 // memory held (estimated)
-	MaxBytes  int64 // budget (Options.ExtentCacheBytes)
-	Hits      int64
-	Misses    int64
-	Evictions int64
-}
-
-// InodeKey names an inode across subvolumes.
-type InodeKey struct {
-	Subvol uint64
-	Ino    uint64
-}
-
-// ExtentCacheStats returns the extent mapping cache's counters.
-func (f *FS) ExtentCacheStats() ExtentCacheStats {
-	s := f.extents.Stats()
-	return ExtentCacheStats{Inodes: s.Inodes, Entries: s.Entries, Bytes: s.Bytes, MaxBytes: s.MaxBytes,
-		Hits: s.Hits, Misses: s.Misses, Evictions: s.Evictions}
-}
-
-// ExtentCacheEntries returns the number of cached extents per inode.
-func (f *FS) ExtentCacheEntries() map[InodeKey]int {
-	out := map[InodeKey]int{}
-	for id, n := range f.extents.InodeEntries() {
-		out[InodeKey{uint64(id.Subvol), uint64(id.Ino)}] = n
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package gobtrfs
+package fsread
 
 import (
 	"fmt"

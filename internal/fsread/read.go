@@ -1,4 +1,4 @@
-package gobtrfs
+package fsread
 
 import (
 	"fmt"
@@ -7,14 +7,15 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/datacsum"
 	"github.com/gobtrfs/gobtrfs/internal/extentmap"
 	"github.com/gobtrfs/gobtrfs/internal/fileread"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
-// readData fills p with file bytes of n from off (the caller clipped p to
+// ReadData fills p with file bytes of n from off (the caller clipped p to
 // i_size). Regular extents are read by the shared engine (internal/fileread):
 // checksums verified, the other copy tried, compressed extents inflated once.
-func (f *FS) readData(n node, x *item.InodeItem, p []byte, off uint64) (int, error) {
-	in := fileread.Inode{Subvol: uint64(n.subvol), Ino: uint64(n.ino), NoDataSum: x != nil && x.Flags&item.InodeNoDataSum != 0}
+func (f *Engine) ReadData(n ondisk.InodeRef, x *item.InodeItem, p []byte, off uint64) (int, error) {
+	in := fileread.Inode{InodeRef: n, NoDataSum: x != nil && x.Flags&item.InodeNoDataSum != 0}
 	sums := f.dataCsums()
 	done := 0
 	for done < len(p) {
@@ -47,7 +48,7 @@ func (f *FS) readData(n node, x *item.InodeItem, p []byte, off uint64) (int, err
 
 // dataCsums is the csum tree data is verified against, or nil when data is
 // not verified (Options.NoVerifyDataCsum, or no csum tree).
-func (f *FS) dataCsums() *datacsum.Tree {
+func (f *Engine) dataCsums() *datacsum.Tree {
 	if f.opts.NoVerifyDataCsum {
 		return nil
 	}
@@ -55,7 +56,7 @@ func (f *FS) dataCsums() *datacsum.Tree {
 }
 
 // inlineData returns an inline extent's file bytes, decompressed.
-func (f *FS) inlineData(n node, e *item.FileExtentItem) ([]byte, error) {
+func (f *Engine) inlineData(n ondisk.InodeRef, e *item.FileExtentItem) ([]byte, error) {
 	if e.Compression == 0 {
 		return e.Inline, nil
 	}
@@ -66,7 +67,7 @@ func (f *FS) inlineData(n node, e *item.FileExtentItem) ([]byte, error) {
 	return out, nil
 }
 
-func (f *FS) readInline(n node, e *extentmap.Extent, p []byte, off uint64) error {
+func (f *Engine) readInline(n ondisk.InodeRef, e *extentmap.Extent, p []byte, off uint64) error {
 	data := e.Inline
 	if e.Compression != 0 {
 		fe := item.FileExtentItem{Compression: e.Compression, RAMBytes: e.RAMBytes, Inline: e.Inline}

@@ -1,0 +1,84 @@
+package fsops
+
+import (
+	"syscall"
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/inode"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// What the doors above fsops (the read-write mount, the library's RW) need
+// of the transaction layer and the open filesystem, so that none of them
+// reaches past fsops into txn or fsinfo.
+
+// StartCommitTimer commits every d until Close.
+func (f *FS) StartCommitTimer(d time.Duration) { f.tx.StartCommitTimer(d) }
+
+// DefaultSubvolume returns the subvolume the root tree's "default" entry
+// names (the top level when there is none): what a mount without subvol=
+// serves.
+func (f *FS) DefaultSubvolume() (ondisk.ObjectID, error) {
+	var id ondisk.ObjectID
+	err := f.run(func(o *op) error {
+		var err error
+		id, err = o.defaultSubvol()
+		return err
+	})
+	return id, err
+}
+
+// Space is what statfs reports: the size of the filesystem, the space data
+// can still use (free space in data block groups plus unallocated device
+// space) and the data block size.
+func (f *FS) Space() (total, dataFree uint64, blockSize uint32) {
+	sb := f.tx.Super()
+	g := f.tx.Groups()
+	return sb.TotalBytes, g.Space(ondisk.BlockGroupData).Free + g.Device().Unallocated(), sb.SectorSize
+}
+
+// SeekData returns the first offset >= off of id that holds data (data) or
+// lies in a hole (!data), as lseek's SEEK_DATA / SEEK_HOLE: ENXIO past the
+// end, holes and prealloc are holes. It sees what is written to the running
+// transaction: callers write buffered data back first.
+func (f *FS) SeekData(id ondisk.InodeRef, off int64, data bool) (int64, error) {
+	var out int64
+	err := f.run(func(o *op) error {
+		x, err := o.inode(id)
+		if err != nil {
+			return err
+		}
+		size := int64(x.Size)
+		if off < 0 || off >= size {
+			return syscall.ENXIO
+		}
+		t, err := o.tree(id.Root)
+		if err != nil {
+			return err
+		}
+		for pos := uint64(off); pos < uint64(size); {
+			spans, err := inode.MapAt(t, id.Ino, pos, 16)
+			if err != nil {
+				return err
+			}
+			if len(spans) == 0 {
+				break
+			}
+			for _, s := range spans {
+				isData := s.Extent != nil && (s.Extent.Type == inode.ExtentInline ||
+					s.Extent.Type == inode.ExtentRegular && s.Extent.DiskBytenr != 0)
+				if isData == data && s.End > pos {
+					out = int64(max(pos, s.Start))
+					return nil
+				}
+				pos = max(pos, s.End)
+			}
+		}
+		if data {
+			return syscall.ENXIO
+		}
+		out = size
+		return nil
+	})
+	return out, err
+}
