@@ -9,6 +9,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fileread"
+	"github.com/gobtrfs/gobtrfs/internal/volume"
 )
 
 // ErrCorrupt is matched by errors caused by damaged on-disk data
@@ -19,6 +20,11 @@ var ErrCorrupt = diskio.ErrCorrupt
 // image that another writer or a read-only mount holds; the error names the
 // holder where /proc tells it (errors.Is(err, gobtrfs.ErrLocked)).
 var ErrLocked = blockdev.ErrLocked
+
+// ErrMissingDevice is matched by the error of a read that needs a device of
+// a multi-device filesystem that was not given to OpenDevices; the error
+// names the device (devid and uuid).
+var ErrMissingDevice = volume.ErrMissingDevice
 
 // DataError reports file data that could not be read intact: which inode,
 // where in the file, which logical address and why.

@@ -20,6 +20,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -42,33 +43,61 @@ var (
 )
 
 // Open opens the image file or block device at path.
-func Open(path string, opts *Options) (*FS, error) {
-	dev, err := blockdev.OpenFile(path, true)
-	if err != nil {
-		return nil, err // an *fs.PathError naming path already
+func Open(path string, opts *Options) (*FS, error) { return OpenDevices([]string{path}, opts) }
+
+// OpenDevices opens a filesystem of several devices (image files or block
+// devices, in any order), read-only: each device is matched to the
+// filesystem's device list by its superblock (fsid, devid, uuid). A
+// missing device is named in a warning; what has a copy on the devices
+// given reads as usual (a RAID1 with one device missing reads in full) and
+// what has none fails with an error naming the missing device
+// (errors.Is(err, ErrMissingDevice)).
+func OpenDevices(paths []string, opts *Options) (*FS, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("open: no device given")
 	}
-	f, err := openDevice(dev, opts)
-	if err != nil {
-		dev.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	var devs []blockdev.Device
+	var files []*blockdev.File
+	closeAll := func() {
+		for _, d := range devs {
+			d.Close()
+		}
 	}
-	if h, busy := dev.InUse(); busy && !f.opts.NoInUseWarning {
-		f.warn("in use", blockdev.InUseWarning(path, h))
+	for _, p := range paths {
+		dev, err := blockdev.OpenFile(p, true)
+		if err != nil {
+			closeAll()
+			return nil, err // an *fs.PathError naming p already
+		}
+		devs = append(devs, dev)
+		files = append(files, dev)
+	}
+	f, err := openDevices(devs, paths, opts)
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("open %s: %w", strings.Join(paths, ", "), err)
+	}
+	for i, dev := range files {
+		if h, busy := dev.InUse(); busy && !f.opts.NoInUseWarning {
+			f.warn("in use "+paths[i], blockdev.InUseWarning(paths[i], h))
+		}
 	}
 	return f, nil
 }
 
 // OpenReaderAt opens an image held by r, size bytes long.
 func OpenReaderAt(r io.ReaderAt, size int64, opts *Options) (*FS, error) {
-	return openDevice(&blockdev.ReaderAt{R: r, N: size}, opts)
+	return openDevices([]blockdev.Device{&blockdev.ReaderAt{R: r, N: size}}, nil, opts)
 }
 
-func openDevice(dev blockdev.Device, opts *Options) (*FS, error) {
+func openDevices(devs []blockdev.Device, names []string, opts *Options) (*FS, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	e, err := fsread.Open(dev, o.engine())
+	eo := o.engine()
+	eo.DeviceNames = names
+	e, err := fsread.OpenDevices(devs, eo)
 	if err != nil {
 		return nil, err
 	}

@@ -8,14 +8,14 @@ import (
 
 func init() {
 	commands["cat"] = cmdCat
-	usageText["cat"] = "print files of an image: cat [--no-verify] [-s N] [--subvol ID|PATH] IMAGE PATH..."
+	usageText["cat"] = "print files of an image: cat [--no-verify] [-s N] [--subvol ID|PATH] [-d IMG]... IMAGE PATH..."
 }
 
 func cmdCat(args []string) error { return catMain(args, os.Stdout, os.Stderr) }
 
 func catMain(args []string, stdout, stderr io.Writer) error {
 	var img rdImageFlags
-	fs := rdFlagSet("cat", "cat [--no-verify] [-s N] [--subvol ID|PATH] IMAGE PATH...")
+	fs := rdFlagSet("cat", "cat [--no-verify] [-s N] [--subvol ID|PATH] [-d IMG]... IMAGE PATH...")
 	img.register(fs)
 	pos, err := rdParse(fs, args)
 	if err != nil {

@@ -13,7 +13,7 @@ func init() {
 	usageText["check"] = "check a filesystem image read-only (like btrfs check --readonly)"
 }
 
-const checkUsage = "check [--check-data-csum] [-s N] [-q] IMAGE"
+const checkUsage = "check [--check-data-csum] [-s N] [-q] [-d IMG]... IMAGE [IMAGE...]"
 
 // checkMain runs the checker: problems and notes go to stderr, the summary
 // to stdout, as btrfs check does. Any problem makes the exit status 1.
@@ -24,21 +24,24 @@ func checkMain(args []string, stdout, stderr io.Writer) error {
 	fset.Bool("readonly", true, "accepted for btrfs check compatibility; the checker never writes")
 	quiet := fset.Bool("q", false, "print only errors and the summary line")
 	quietUse := fset.Bool("no-warn-in-use", false, "do not warn when another process has the image open for writing")
+	var devs deviceList
+	devs.register(fset)
 	pos, err := rdParse(fset, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
+	if len(pos) < 1 {
 		fset.Usage()
-		return fmt.Errorf("need exactly one IMAGE")
+		return fmt.Errorf("need IMAGE (every device of a multi-device filesystem: several IMAGEs or -d IMG)")
 	}
+	paths := append(pos, devs...)
 	if *super < -1 || *super > 2 {
 		return fmt.Errorf("-s %d: superblock copies are 0, 1 and 2", *super)
 	}
 	if !*quiet {
 		fmt.Fprintf(stderr, "Checking filesystem on %s\n", pos[0])
 	}
-	rep, err := check.ImageWith(pos[0], check.Options{CheckDataCsum: *dataCsum, SuperMirror: *super + 1})
+	rep, err := check.ImagesWith(paths, check.Options{CheckDataCsum: *dataCsum, SuperMirror: *super + 1})
 	if err != nil {
 		fmt.Fprintf(stderr, "ERROR: %v\n", err)
 		return err

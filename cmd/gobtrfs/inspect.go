@@ -26,7 +26,7 @@ func init() {
 
 const inspectUsage = `usage: gobtrfs inspect dump-super [-f] [-a] [-F] [-s 0|1|2] [--bytenr OFF] DEVICE...
        gobtrfs inspect dump-tree [-t TREE] [-b BLOCK [--follow]] [-e|-d|-r|-R|-u]
-                                 [--bfs|--dfs] [--hide-names] [--csum-headers] [--csum-items] DEVICE`
+                                 [--bfs|--dfs] [--hide-names] [--csum-headers] [--csum-items] DEVICE...`
 
 func cmdInspect(args []string) error {
 	return inspectMain(args, os.Stdout, os.Stderr)
@@ -241,21 +241,30 @@ func dumpTreeMain(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("unknown option %q\n%s", o.name, inspectUsage)
 		}
 	}
-	if len(p.operands) != 1 {
+	if len(p.operands) < 1 {
 		return errors.New(inspectUsage)
 	}
-	dev, err := blockdev.OpenFile(p.operands[0], true)
-	if err != nil {
-		return err
-	}
-	defer dev.Close()
+	// several operands: the devices of a multi-device filesystem, as btrfs-progs takes them
 	warn := func(msg string) { fmt.Fprintf(stderr, "WARNING: %s\n", msg) }
-	if h, busy := dev.InUse(); busy {
-		warn(blockdev.InUseWarning(p.operands[0], h))
+	var devs []blockdev.Device
+	defer func() {
+		for _, d := range devs {
+			d.Close()
+		}
+	}()
+	for _, path := range p.operands {
+		dev, err := blockdev.OpenFile(path, true)
+		if err != nil {
+			return err
+		}
+		devs = append(devs, dev)
+		if h, busy := dev.InUse(); busy {
+			warn(blockdev.InUseWarning(path, h))
+		}
 	}
-	fs, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true, Warn: warn})
+	fs, err := fsinfo.OpenDevices(devs, fsinfo.Options{ReadOnly: true, Warn: warn, DeviceNames: p.operands})
 	if err != nil {
-		return fmt.Errorf("unable to open %s: %w", p.operands[0], err)
+		return fmt.Errorf("unable to open %s: %w", strings.Join(p.operands, ", "), err)
 	}
 	fmt.Fprintln(stdout, dumpTreeBanner)
 	to.Warn = warn

@@ -15,10 +15,10 @@ import (
 
 func init() {
 	commands["ls"] = cmdLs
-	usageText["ls"] = "list files of an image: ls [-l] [-R] [-i] [--no-verify] [-s N] [--subvol ID|PATH] IMAGE [PATH]"
+	usageText["ls"] = "list files of an image: ls [-l] [-R] [-i] [--no-verify] [-s N] [--subvol ID|PATH] [-d IMG]... IMAGE [PATH]"
 }
 
-const lsUsage = "ls [-l] [-R] [-i] [--no-verify] [-s N] [--subvol ID|PATH] IMAGE [PATH]"
+const lsUsage = "ls [-l] [-R] [-i] [--no-verify] [-s N] [--subvol ID|PATH] [-d IMG]... IMAGE [PATH]"
 
 func cmdLs(args []string) error { return lsMain(args, os.Stdout, os.Stderr) }
 

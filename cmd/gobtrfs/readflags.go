@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/gobtrfs/gobtrfs"
 )
@@ -19,7 +20,28 @@ type rdImageFlags struct {
 	subvol   string
 	quietUse bool
 	noReplay bool
+	devices  deviceList
 }
+
+// deviceList collects -d/--device IMG: the other devices of a multi-device
+// filesystem (btrfs-progs finds them by scanning; here they are named).
+type deviceList []string
+
+func (d *deviceList) String() string { return strings.Join(*d, ",") }
+func (d *deviceList) Set(s string) error {
+	*d = append(*d, s)
+	return nil
+}
+
+// registerDevices adds -d and --device to fs.
+func (d *deviceList) register(fs *flag.FlagSet) {
+	const usage = "another device `IMG` of a multi-device filesystem (repeat for each; order does not matter)"
+	fs.Var(d, "d", usage)
+	fs.Var(d, "device", usage)
+}
+
+// paths is img followed by the -d devices.
+func (d deviceList) paths(img string) []string { return append([]string{img}, d...) }
 
 func (o *rdImageFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify data checksums")
@@ -27,6 +49,7 @@ func (o *rdImageFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.quietUse, "no-warn-in-use", false, "do not warn when another process has the image open for writing")
 	fs.BoolVar(&o.noReplay, "nologreplay", false, "show the committed state of an image with a pending log tree (fsync'd changes since the last commit are not shown)")
 	fs.StringVar(&o.subvol, "subvol", "", "open subvolume `ID|PATH` as the root (default: the default subvolume)")
+	o.devices.register(fs)
 }
 
 // open opens img; topLevel picks subvolume 5 when --subvol is not given.
@@ -46,7 +69,7 @@ func (o *rdImageFlags) open(img string, topLevel bool, stderr io.Writer) (*gobtr
 	case topLevel:
 		opts.SubvolID = 5
 	}
-	return gobtrfs.Open(img, opts)
+	return gobtrfs.OpenDevices(o.devices.paths(img), opts)
 }
 
 // rdParse parses flags anywhere among the positional arguments (after "--"

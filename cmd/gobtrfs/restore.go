@@ -29,7 +29,7 @@ import (
 
 func init() {
 	commands["restore"] = cmdRestore
-	usageText["restore"] = "copy a whole filesystem out (btrfs restore's options): restore [-o] [-D] [-v] [-u N] [--devices] [--keep-setuid] [--path-regex RE] IMAGE DESTDIR"
+	usageText["restore"] = "copy a whole filesystem out (btrfs restore's options): restore [-o] [-D] [-v] [-u N] [--devices] [--keep-setuid] [--path-regex RE] [-d IMG]... IMAGE DESTDIR"
 }
 
 const restoreUsage = `restore [options] IMAGE DESTDIR
@@ -38,7 +38,8 @@ Copies the filesystem (every subvolume and snapshot, from the top level)
 into DESTDIR: content with holes, owner, mode, times, xattrs, symlinks,
 hard links, fifos. Existing entries of DESTDIR are kept unless -o.
 Exit status 1 when anything could not be restored or the image is corrupt
-(everything else is still restored).`
+(everything else is still restored). The other devices of a multi-device
+filesystem are given with -d IMG (repeated).`
 
 // restoreOptions are the command's options.
 type restoreOptions struct {

@@ -2,9 +2,11 @@ package check
 
 import (
 	"bytes"
+	"errors"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/volume"
 )
 
 // csumItem is an EXTENT_CSUM item: checksums of [start, end).
@@ -58,11 +60,27 @@ func (c *checker) verifyData(it *csumItem, sums []byte, bad func(string, ...any)
 	for off := it.start; off < it.end; off += chunk {
 		n := min(uint64(chunk), it.end-off)
 		b := buf[:n]
+		missing := map[uint64]bool{} // sectors on a missing device (read one by one)
 		if err := c.r.ReadLogical(b, ondisk.LogicalAddr(off), 0); err != nil {
-			bad("read data [%d, %d): %v", off, off+n, err)
-			return
+			if !errors.Is(err, volume.ErrMissingDevice) {
+				bad("read data [%d, %d): %v", off, off+n, err)
+				return
+			}
+			for s := uint64(0); s < n; s += ss {
+				if err := c.r.ReadLogical(b[s:s+ss], ondisk.LogicalAddr(off+s), 0); err != nil {
+					if !errors.Is(err, volume.ErrMissingDevice) {
+						bad("read data sector at logical %d: %v", off+s, err)
+						return
+					}
+					missing[s] = true
+					c.unverifiedData(err, ss)
+				}
+			}
 		}
 		for s := uint64(0); s < n; s += ss {
+			if missing[s] {
+				continue
+			}
 			idx := (off + s - it.start) / ss
 			want := sums[idx*uint64(c.csumSize) : (idx+1)*uint64(c.csumSize)]
 			if bytes.Equal(c.fi.Csum.Sum(b[s:s+ss]), want) {
@@ -70,6 +88,28 @@ func (c *checker) verifyData(it *csumItem, sums []byte, bad func(string, ...any)
 				continue
 			}
 			c.verifyOtherCopies(off+s, want, bad)
+		}
+	}
+}
+
+// unverifiedData counts data that cannot be read because every copy is on
+// a missing device: not damage (btrfs check passes it too), said once per
+// device at the end (reportUnverified).
+func (c *checker) unverifiedData(err error, n uint64) {
+	var me *volume.MissingDeviceError
+	if !errors.As(err, &me) {
+		return
+	}
+	if c.unverified == nil {
+		c.unverified = map[volume.MissingDeviceError]uint64{}
+	}
+	c.unverified[*me] += n
+}
+
+func (c *checker) reportUnverified() {
+	for _, m := range c.fi.Devices.Missing() {
+		if n := c.unverified[m]; n > 0 {
+			c.rep.warn("%d bytes of data not verified against their checksums: their only copy is on devid %d (uuid %v), which is missing", n, m.DevID, m.UUID)
 		}
 	}
 }

@@ -97,27 +97,33 @@ func (c *checker) checkDevItems() {
 		if di.dev.BytesUsed > di.dev.TotalBytes {
 			bad("bytes_used %d exceeds total_bytes %d", di.dev.BytesUsed, di.dev.TotalBytes)
 		}
+		m := c.fi.Devices.Member(di.dev.DevID)
 		// with METADATA_UUID the dev items keep the metadata fsid (the
-		// kernel's read_one_dev looks the device up by it)
-		if want := c.sb.MetadataFSID(); di.dev.FSID != want {
+		// kernel's read_one_dev looks the device up by it); a seed's keep
+		// the seed's: a seed device given (its own superblock says so) or
+		// missing (said by a warning)
+		seed := (m != nil && m.Seed && m.Super.MetadataFSID() == di.dev.FSID) || (m == nil && c.fi.Super.NumDevices > 1)
+		if want := c.sb.MetadataFSID(); di.dev.FSID != want && !seed {
 			bad("dev item fsid %v, superblock (metadata) fsid %v", di.dev.FSID, want)
 		}
-		if di.dev.DevID == c.sb.DevItem.DevID {
-			if size := uint64(c.fi.Dev.Size()); di.dev.TotalBytes > size {
-				bad("total_bytes %d exceeds the device size %d", di.dev.TotalBytes, size)
+		if m != nil {
+			if size := uint64(m.Dev.Size()); di.dev.TotalBytes > size {
+				bad("total_bytes %d exceeds the device size %d%s", di.dev.TotalBytes, size, c.onDevice(m))
 			}
-			sd := &c.sb.DevItem
+			sd := &m.Super.DevItem
 			if sd.UUID != di.dev.UUID || sd.TotalBytes != di.dev.TotalBytes {
 				c.problem(ClassSuper, 0, 0, nil, "superblock dev item (uuid %v total_bytes %d) differs from the chunk tree's (uuid %v total_bytes %d)",
 					sd.UUID, sd.TotalBytes, di.dev.UUID, di.dev.TotalBytes)
 			}
-			if sd.BytesUsed != di.dev.BytesUsed {
+			if sd.BytesUsed != di.dev.BytesUsed && !m.Seed { // a seed's superblock is its own filesystem's
 				c.rep.warn("device %d's bytes_used is %d in the chunk tree but %d in the superblock", di.dev.DevID, di.dev.BytesUsed, sd.BytesUsed)
 			}
 		}
 	}
-	if c.devItem(uint64(c.sb.DevItem.DevID)) == nil {
-		c.problem(ClassChunk, ondisk.ChunkTreeObjectID, 0, nil, "no dev item for the superblock's devid %d", c.sb.DevItem.DevID)
+	for _, m := range c.fi.Devices.Members() {
+		if c.devItem(uint64(m.DevID)) == nil {
+			c.problem(ClassChunk, ondisk.ChunkTreeObjectID, 0, nil, "no dev item for the superblock's devid %d%s", m.DevID, c.onDevice(m))
+		}
 	}
 	if uint64(len(c.devs)) != c.sb.NumDevices {
 		c.problem(ClassSuper, 0, 0, nil, "num_devices %d but the chunk tree has %d dev items", c.sb.NumDevices, len(c.devs))

@@ -32,7 +32,12 @@
 //     0100600, each FREE_SPACE header points to one that exists.
 //  5. Chunks and devices: chunk <-> block group <-> dev extent, dev extents
 //     disjoint and inside the device, dev item bytes_used, sys_chunk_array
-//     against the SYSTEM chunks.
+//     against the SYSTEM chunks. A multi-device filesystem is checked from
+//     all the devices given (ImagesWith), each device's size and
+//     superblocks against its dev item; a missing device is a warning, as
+//     for btrfs check (data whose only copy is on it is counted as not
+//     verified), unless a global tree's root is only on it (then, as
+//     btrfs check cannot open the filesystem, the check fails).
 //  6. Checksums: checksum items only over data extents (or data a pending
 //     log tree refers to), regular extents of datasum inodes fully
 //     checksummed, NODATASUM ones not at all; what a log tree logs has its

@@ -6,6 +6,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/csum"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/volume"
 )
 
 // checkSuper checks the superblock on its own (the block reader already
@@ -17,14 +18,17 @@ func (c *checker) checkSuper() {
 		bad("unknown csum type %d", sb.CsumType)
 	}
 	if c.opt.SuperMirror == 0 {
-		if _, err := diskio.ReadSuperAt(c.fi.Dev, ondisk.SuperMirrorOffsets[0]); err != nil {
-			bad("primary superblock: %v", err)
+		for _, m := range c.fi.Devices.Members() {
+			if _, err := diskio.ReadSuperAt(m.Dev, ondisk.SuperMirrorOffsets[0]); err != nil {
+				bad("primary superblock%s: %v", c.onDevice(m), err)
+			}
 		}
 	}
 	if sb.ChunkRootGeneration > sb.Generation {
 		bad("chunk_root_generation %d is newer than generation %d", sb.ChunkRootGeneration, sb.Generation)
 	}
-	if size := uint64(c.fi.Dev.Size()); sb.TotalBytes > size {
+	if size := uint64(c.fi.Dev.Size()); sb.NumDevices == 1 && sb.TotalBytes > size {
+		// several devices: each dev item's total_bytes against its device (checkDevItems)
 		bad("total_bytes %d exceeds the device size %d", sb.TotalBytes, size)
 	}
 	if sb.BytesUsed > sb.TotalBytes {
@@ -40,20 +44,34 @@ func (c *checker) checkSuper() {
 }
 
 // checkSuperMirrors warns about superblock copies that disagree with the
-// one in use (the kernel writes all of them at every commit).
+// one in use (the kernel writes all of them on every device at every commit).
 func (c *checker) checkSuperMirrors() {
-	for i, off := range ondisk.SuperMirrorOffsets {
-		if i == 0 || int64(off)+ondisk.SuperInfoSize > c.fi.Dev.Size() || int64(off) >= int64(c.sb.TotalBytes) {
-			continue
+	for _, m := range c.fi.Devices.Members() {
+		end := m.Super.DevItem.TotalBytes // the kernel writes the copies that fit the device
+		if c.sb.NumDevices == 1 {
+			end = c.sb.TotalBytes
 		}
-		m, err := diskio.ReadSuperAt(c.fi.Dev, off)
-		switch {
-		case err != nil:
-			c.rep.warn("superblock mirror %d: %v", i, err)
-		case m.Generation != c.sb.Generation:
-			c.rep.warn("superblock mirror %d has generation %d, the superblock in use %d", i, m.Generation, c.sb.Generation)
+		for i, off := range ondisk.SuperMirrorOffsets {
+			if i == 0 || int64(off)+ondisk.SuperInfoSize > m.Dev.Size() || uint64(off) >= end {
+				continue
+			}
+			sm, err := diskio.ReadSuperAt(m.Dev, off)
+			switch {
+			case err != nil:
+				c.rep.warn("superblock mirror %d%s: %v", i, c.onDevice(m), err)
+			case sm.Generation != m.Super.Generation:
+				c.rep.warn("superblock mirror %d%s has generation %d, its primary %d", i, c.onDevice(m), sm.Generation, m.Super.Generation)
+			}
 		}
 	}
+}
+
+// onDevice is " of devid N (name)" when the filesystem has several devices.
+func (c *checker) onDevice(m *volume.Member) string {
+	if c.sb.NumDevices == 1 && len(c.fi.Devices.Members()) == 1 {
+		return ""
+	}
+	return " of " + m.Label()
 }
 
 // checkBackupRoots checks that backup roots are not from the future and

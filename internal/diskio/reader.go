@@ -22,14 +22,19 @@ type Expect struct {
 	FirstKey   *ondisk.Key
 }
 
-// Reader reads tree blocks and data through the chunk map.
+// Reader reads tree blocks and data through the chunk map, from the devices
+// of Devs. Copies on a missing device are skipped; a read whose every copy
+// is on a missing device fails with a *volume.MissingDeviceError.
 type Reader struct {
-	Dev        blockdev.Device
+	Devs       *volume.DeviceSet
 	Chunks     *volume.ChunkMap
 	NodeSize   uint32
 	SectorSize uint32
 	Csum       csum.Type
 	FSID       ondisk.UUID // metadata fsid written in block headers
+	// SeedFSIDs are the fsids of seed filesystems this one was sprouted
+	// from: blocks written before the sprout carry theirs.
+	SeedFSIDs []ondisk.UUID
 	// Warn receives notices such as a DUP fallback; nil discards them.
 	Warn func(msg string)
 	// SynthItems skips the tree-checker's item rules (treecheck_items.go),
@@ -43,10 +48,21 @@ type Reader struct {
 	maxCache int
 }
 
-// NewReader makes a reader with a block cache of cacheBytes.
+// NewReader makes a reader of a single-device filesystem (dev is the
+// superblock's devid; devid 1 when the superblock has none, as made-up
+// superblocks of tests) with a block cache of cacheBytes.
 func NewReader(dev blockdev.Device, sb *ondisk.Superblock, chunks *volume.ChunkMap, cacheBytes int) *Reader {
+	id := sb.DevItem.DevID
+	if id == 0 {
+		id = 1
+	}
+	return NewSetReader(volume.Single(dev, id), sb, chunks, cacheBytes)
+}
+
+// NewSetReader makes a reader over the devices of devs with a block cache of cacheBytes.
+func NewSetReader(devs *volume.DeviceSet, sb *ondisk.Superblock, chunks *volume.ChunkMap, cacheBytes int) *Reader {
 	r := &Reader{
-		Dev: dev, Chunks: chunks, NodeSize: sb.NodeSize, SectorSize: sb.SectorSize,
+		Devs: devs, Chunks: chunks, NodeSize: sb.NodeSize, SectorSize: sb.SectorSize,
 		Csum: csum.Type(sb.CsumType), FSID: sb.MetadataFSID(),
 		cache: map[ondisk.LogicalAddr]*list.Element{}, lru: list.New(),
 	}
@@ -123,7 +139,7 @@ func (r *Reader) readNodeUncached(addr ondisk.LogicalAddr, exp Expect) (*Node, e
 	if addr == 0 || uint64(addr)%uint64(r.SectorSize) != 0 {
 		return nil, corruptf("address not aligned to sectorsize %d", r.SectorSize)
 	}
-	copies, n, err := r.Chunks.Map(addr, uint64(r.NodeSize))
+	copies, n, err := r.mapPresent(addr, uint64(r.NodeSize))
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +155,7 @@ func (r *Reader) readNodeUncached(addr ondisk.LogicalAddr, exp Expect) (*Node, e
 			err = corruptf("%s checksum mismatch (copy %d at physical %d)", r.Csum, i+1, c.Physical)
 		}
 		if err == nil {
-			err = checkNode(node, r.FSID, exp)
+			err = checkNode(node, r.FSID, exp, r.SeedFSIDs...)
 		}
 		if err == nil && !r.SynthItems {
 			err = r.itemRules().checkItems(node) // treecheck_items.go
@@ -158,23 +174,56 @@ func (r *Reader) readNodeUncached(addr ondisk.LogicalAddr, exp Expect) (*Node, e
 	return nil, firstErr
 }
 
+// mapPresent maps [logical, logical+length) as Chunks.Map does and keeps
+// the copies on present devices (a degraded RAID1 reads from the others).
+func (r *Reader) mapPresent(logical ondisk.LogicalAddr, length uint64) ([]volume.Copy, uint64, error) {
+	copies, n, err := r.Chunks.Map(logical, length)
+	if err != nil {
+		return nil, 0, err
+	}
+	copies, err = r.Devs.Present(copies)
+	if err != nil {
+		return nil, 0, fmt.Errorf("map %d: %w", logical, err)
+	}
+	return copies, n, nil
+}
+
 func (r *Reader) readCopy(buf []byte, c volume.Copy) error {
-	if c.DevID != 0 && c.DevID != 1 {
-		// single-device images: device 1 is the only one we have
-		return fmt.Errorf("device %d not present", c.DevID)
+	if len(c.Rebuild) > 0 {
+		return r.rebuild(buf, c)
 	}
-	if int64(c.Physical)+int64(len(buf)) > r.Dev.Size() {
-		return fmt.Errorf("physical %d+%d beyond device end %d", c.Physical, len(buf), r.Dev.Size())
+	dev, err := r.Devs.Device(c.DevID)
+	if err != nil {
+		return err
 	}
-	if _, err := r.Dev.ReadAt(buf, int64(c.Physical)); err != nil {
-		return fmt.Errorf("read physical %d: %w", c.Physical, err)
+	if int64(c.Physical)+int64(len(buf)) > dev.Size() {
+		return fmt.Errorf("physical %d+%d beyond the end %d of devid %d", c.Physical, len(buf), dev.Size(), c.DevID)
+	}
+	if _, err := dev.ReadAt(buf, int64(c.Physical)); err != nil {
+		return fmt.Errorf("read devid %d physical %d: %w", c.DevID, c.Physical, err)
 	}
 	return nil
 }
 
-// NumCopies returns how many copies hold logical.
+// rebuild reads a RAID5/6 data stripe's range as the XOR of the other
+// stripes of its row (data and P).
+func (r *Reader) rebuild(buf []byte, c volume.Copy) error {
+	clear(buf)
+	tmp := make([]byte, len(buf))
+	for _, src := range c.Rebuild {
+		if err := r.readCopy(tmp, src); err != nil {
+			return fmt.Errorf("rebuild devid %d physical %d from parity: %w", c.DevID, c.Physical, err)
+		}
+		for i := range buf {
+			buf[i] ^= tmp[i]
+		}
+	}
+	return nil
+}
+
+// NumCopies returns how many copies of logical are on present devices.
 func (r *Reader) NumCopies(logical ondisk.LogicalAddr) int {
-	copies, _, err := r.Chunks.Map(logical, 1)
+	copies, _, err := r.mapPresent(logical, 1)
 	if err != nil {
 		return 0
 	}
@@ -185,9 +234,9 @@ func (r *Reader) NumCopies(logical ondisk.LogicalAddr) int {
 // crossing chunk and stripe boundaries as needed.
 func (r *Reader) ReadLogical(buf []byte, logical ondisk.LogicalAddr, mirror int) error {
 	for len(buf) > 0 {
-		copies, n, err := r.Chunks.Map(logical, uint64(len(buf)))
+		copies, n, err := r.mapPresent(logical, uint64(len(buf)))
 		if err != nil {
-			return err
+			return err // "map LOGICAL: ..."
 		}
 		if n == 0 {
 			return fmt.Errorf("read logical %d: empty mapping", logical)

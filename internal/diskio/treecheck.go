@@ -1,17 +1,21 @@
 package diskio
 
 import (
+	"slices"
+
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
 // checkNode validates a tree block's structure the way the kernel's
-// tree-checker does before anything uses it. mirrors btrfs_check_leaf / btrfs_check_node
-func checkNode(n *Node, fsid ondisk.UUID, exp Expect) error {
+// tree-checker does before anything uses it; the block's fsid is the
+// filesystem's or one of its seeds'. mirrors btrfs_check_leaf /
+// btrfs_check_node (+ check_tree_block_fsid)
+func checkNode(n *Node, fsid ondisk.UUID, exp Expect, seeds ...ondisk.UUID) error {
 	h := n.Header()
 	if h.Bytenr != n.Addr {
 		return corruptf("bytenr mismatch: header says %d", h.Bytenr)
 	}
-	if h.FSID != fsid {
+	if h.FSID != fsid && !slices.Contains(seeds, h.FSID) {
 		return corruptf("fsid mismatch: block has %v, filesystem %v", h.FSID, fsid)
 	}
 	if h.Level >= ondisk.MaxLevel {

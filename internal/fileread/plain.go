@@ -1,11 +1,13 @@
 package fileread
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/gobtrfs/gobtrfs/internal/datacsum"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/volume"
 )
 
 // maxPiece bounds one disk read of uncompressed data, so a large read
@@ -86,6 +88,24 @@ func (en *Engine) readAnyCopy(in Inode, p []byte, off, logical uint64) error {
 	return in.errAt(off, logical, err)
 }
 
+// repairSectors fills buf sector by sector, each from the first copy whose
+// sector matches its checksum (a sector without one from the first copy
+// that reads); false when some sector has no good copy.
+func (en *Engine) repairSectors(sums *datacsum.Tree, s *datacsum.Sums, buf []byte, logical ondisk.LogicalAddr, copies int) bool {
+	ss := int(en.ss)
+	for i := 0; i*ss < len(buf); i++ {
+		sec := buf[i*ss : (i+1)*ss]
+		ok := false
+		for m := 0; m < copies && !ok; m++ {
+			ok = en.r.ReadLogical(sec, logical+ondisk.LogicalAddr(i*ss), m) == nil && sums.Verify(s, i, sec) < 0
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // readVerified reads sector-aligned buf at logical and checks it against
 // sums, trying every copy (DUP data has two) before giving up. fileOff is
 // the file offset of buf[0], for messages. A sector without a checksum is
@@ -125,11 +145,25 @@ func (en *Engine) readVerified(in Inode, sums *datacsum.Tree, buf []byte, fileOf
 			firstErr = err
 		}
 	}
+	if copies > 1 && len(buf) > ss {
+		// each copy has a bad sector, maybe not the same one (a RAID5/6
+		// rebuild needs the row's other stripes good): sector by sector
+		if en.repairSectors(sums, s, buf, logical, copies) {
+			en.warn(fmt.Sprintf("mirror %d", logical), fmt.Sprintf("%v: logical %d: no copy good in whole (%v); every sector good in one of %d copies",
+				in, logical, firstErr, copies))
+			return nil
+		}
+	}
 	de, ok := firstErr.(*DataError)
+	var missing *volume.MissingDeviceError
 	if ok && copies > 1 {
 		de.Err = fmt.Errorf("%w; the other %d cop(ies) are bad too", de.Err, copies-1)
 	}
-	if ok {
+	switch {
+	case ok && errors.As(de.Err, &missing):
+		// said once per device: every sector on it fails alike
+		en.warn(fmt.Sprintf("missing %d", missing.DevID), fmt.Sprintf("read error: %v (further reads that need this device are not reported)", de))
+	case ok:
 		en.warn(fmt.Sprintf("bad %d", de.Logical), fmt.Sprintf("read error: %v", de))
 	}
 	return firstErr

@@ -31,11 +31,17 @@ type Options struct {
 	CacheBytes int
 	// Warn receives notices (mirror fallback, DUP fallback); nil collects them only.
 	Warn func(string)
+	// DeviceNames name the devices given to OpenDevices in messages (their
+	// paths), in the same order; missing names read "device N".
+	DeviceNames []string
 }
 
 // FSInfo is an open filesystem's global state.
 type FSInfo struct {
+	// Dev is the device whose superblock is in use (for a single-device
+	// filesystem, the device); Devices holds every device, present or missing.
 	Dev      blockdev.Device
+	Devices  *volume.DeviceSet
 	Super    *ondisk.Superblock
 	Chunks   *volume.ChunkMap
 	R        *diskio.Reader
@@ -67,16 +73,27 @@ func (f *FSInfo) Warnings() []string {
 
 // Open reads the superblock and chunk tree of dev and sets up the root tree.
 func Open(dev blockdev.Device, opts Options) (*FSInfo, error) {
-	f := &FSInfo{Dev: dev, ReadOnly: opts.ReadOnly, warnFn: opts.Warn}
-	res, err := diskio.ReadSuper(dev, opts.SuperMirror-1)
+	return OpenDevices([]blockdev.Device{dev}, opts)
+}
+
+// OpenDevices opens the filesystem on devs, its devices in any order (the
+// kernel's btrfs_scan_one_device + open_ctree): every device's superblock
+// must carry the same fsid, each device is matched to its DEV_ITEM in the
+// chunk tree by devid and uuid, and devices the chunk tree names that are
+// not given are missing: a warning names each, and reads use the other
+// copies (a degraded RAID1 reads in full). Writing is refused unless the
+// filesystem has one device.
+func OpenDevices(devs []blockdev.Device, opts Options) (*FSInfo, error) {
+	if len(devs) == 0 {
+		return nil, fmt.Errorf("open: no device given")
+	}
+	f := &FSInfo{ReadOnly: opts.ReadOnly, warnFn: opts.Warn}
+	set, latest, err := f.assemble(devs, opts)
 	if err != nil {
-		return nil, fmt.Errorf("open: %w", err)
+		return nil, err
 	}
-	if res.Warning != "" {
-		f.warn(res.Warning)
-	}
-	sb := res.Super
-	f.Super = sb
+	sb := latest.Super
+	f.Dev, f.Devices, f.Super = latest.Dev, set, sb
 	f.Csum = csum.Type(sb.CsumType)
 	if err := f.checkFeatures(); err != nil {
 		return nil, err
@@ -95,9 +112,16 @@ func Open(dev blockdev.Device, opts Options) (*FSInfo, error) {
 	if cache == 0 {
 		cache = 64 << 20
 	}
-	f.R = diskio.NewReader(dev, sb, f.Chunks, cache)
+	f.R = diskio.NewSetReader(set, sb, f.Chunks, cache)
 	f.R.Warn = f.warn
+	f.R.SeedFSIDs = seedFSIDs(set) // blocks from before a sprout, the chunk tree's among them
 	if err := f.loadChunkTree(); err != nil {
+		if n := len(set.Members()); uint64(n) < sb.NumDevices {
+			return nil, fmt.Errorf("%w (%d of the filesystem's %d devices given)", err, n, sb.NumDevices)
+		}
+		return nil, err
+	}
+	if err := f.matchDevItems(); err != nil {
 		return nil, err
 	}
 	f.RootTree = &ctree.Tree{R: f.R, ID: ondisk.RootTreeObjectID, Root: sb.Root,
@@ -119,8 +143,8 @@ func (f *FSInfo) checkFeatures() error {
 				strings.Join(ondisk.CompatROFlagNames(u), ", "), u)
 		}
 	}
-	if sb.NumDevices != 1 {
-		return fmt.Errorf("open: filesystem has %d devices; only single-device filesystems are supported", sb.NumDevices)
+	if !f.ReadOnly && sb.NumDevices != 1 {
+		return fmt.Errorf("open: filesystem has %d devices: writing a multi-device filesystem is not supported; open it read-only", sb.NumDevices)
 	}
 	return nil
 }

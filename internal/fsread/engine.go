@@ -32,13 +32,15 @@ type Options struct {
 	SubvolID         uint64
 	Subvol           string
 	NoLogReplay      bool
+	// DeviceNames name the devices of OpenDevices in messages (their paths).
+	DeviceNames []string
 }
 
 // Engine is an open filesystem, one subvolume of it chosen as its root.
 // Safe for concurrent use.
 type Engine struct {
 	info    *fsinfo.FSInfo
-	dev     blockdev.Device
+	devs    []blockdev.Device // closed by Close (after a replay, the overlay)
 	opts    Options
 	root    ondisk.InodeRef
 	extents *extentmap.Cache
@@ -55,15 +57,22 @@ type Engine struct {
 // replayed in memory unless o.NoLogReplay) and picks its root subvolume.
 // dev is closed by Close (after a replay, the overlay over it).
 func Open(dev blockdev.Device, o Options) (*Engine, error) {
-	info, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true, SuperMirror: o.SuperMirror,
-		CacheBytes: o.TreeCacheBytes, Warn: o.Warn})
+	return OpenDevices([]blockdev.Device{dev}, o)
+}
+
+// OpenDevices is Open for the devices of a multi-device filesystem, in any
+// order (fsinfo.OpenDevices: a missing device is a warning, what has no
+// copy without it fails naming it). Close closes every device.
+func OpenDevices(devs []blockdev.Device, o Options) (*Engine, error) {
+	info, err := fsinfo.OpenDevices(devs, fsinfo.Options{ReadOnly: true, SuperMirror: o.SuperMirror,
+		CacheBytes: o.TreeCacheBytes, Warn: o.Warn, DeviceNames: o.DeviceNames})
 	if err != nil {
 		return nil, err
 	}
 	if info.Super.LogRoot != 0 {
-		info, dev = replayLog(info, dev, o) // in memory; the image is not written
+		info, devs = replayLog(info, devs, o) // in memory; the image is not written
 	}
-	f := &Engine{info: info, dev: dev, opts: o, trees: map[ondisk.ObjectID]*ctree.Tree{},
+	f := &Engine{info: info, devs: devs, opts: o, trees: map[ondisk.ObjectID]*ctree.Tree{},
 		extents: extentmap.New(o.ExtentCacheBytes), opened: time.Now()}
 	f.data = fileread.New(info.R, fileread.Options{Cache: true, Warn: o.Warn})
 	if t, err := info.Tree(ondisk.CsumTreeObjectID); err == nil {
@@ -82,8 +91,16 @@ func Open(dev blockdev.Device, o Options) (*Engine, error) {
 	return f, nil
 }
 
-// Close releases the device.
-func (f *Engine) Close() error { return f.dev.Close() }
+// Close releases the devices.
+func (f *Engine) Close() error {
+	var first error
+	for _, d := range f.devs {
+		if err := d.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
 
 // Root is the root directory of the subvolume the engine was opened on.
 func (f *Engine) Root() ondisk.InodeRef { return f.root }

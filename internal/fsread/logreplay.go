@@ -13,23 +13,28 @@ import (
 // into a memory overlay over dev and read from there. With
 // o.NoLogReplay, or when the replay fails, the committed state is read
 // and Warn says what is not shown.
-func replayLog(info *fsinfo.FSInfo, dev blockdev.Device, o Options) (*fsinfo.FSInfo, blockdev.Device) {
+func replayLog(info *fsinfo.FSInfo, devs []blockdev.Device, o Options) (*fsinfo.FSInfo, []blockdev.Device) {
 	gen := info.Super.Generation
 	if o.NoLogReplay {
 		warnf(o, "nologreplay: the image has a log tree (fsync'd changes after generation %d) that is not replayed: those changes are not shown", gen)
-		return info, dev
+		return info, devs
 	}
+	if len(devs) != 1 || info.Super.NumDevices != 1 {
+		warnf(o, "the filesystem has a log tree (fsync'd changes after generation %d), which is not replayed on a multi-device filesystem: those changes are not shown", gen)
+		return info, devs
+	}
+	dev := devs[0]
 	fo := fsinfo.Options{SuperMirror: o.SuperMirror, CacheBytes: o.TreeCacheBytes, Warn: o.Warn}
 	ov, err := treelog.ReplayInMemory(dev, fo)
 	if err == nil {
 		fo.ReadOnly = true
 		var ri *fsinfo.FSInfo
 		if ri, err = fsinfo.Open(ov, fo); err == nil {
-			return ri, ov
+			return ri, []blockdev.Device{ov}
 		}
 	}
 	warnf(o, "cannot replay the log tree (fsync'd changes after generation %d): %v; showing the committed state without them", gen, err)
-	return info, dev
+	return info, devs
 }
 
 func warnf(o Options, format string, args ...any) {

@@ -23,10 +23,15 @@ type Mapping struct {
 // End is the first logical address after the chunk.
 func (m *Mapping) End() ondisk.LogicalAddr { return m.Logical + ondisk.LogicalAddr(m.Chunk.Length) }
 
-// Copy is one place a logical range is stored.
+// Copy is one place a logical range is stored. A RAID5/6 chunk has a
+// second copy that is not stored but rebuilt: the XOR of Rebuild (the
+// other data stripes of the row and its P stripe); DevID and Physical then
+// name the data stripe it stands for. (Writers never see one: RAID5/6 is
+// read-only here.)
 type Copy struct {
 	DevID    ondisk.DevID
 	Physical ondisk.PhysicalAddr
+	Rebuild  []Copy
 }
 
 // ChunkMap is the set of chunks, sorted by logical address. Safe for concurrent use.
@@ -107,7 +112,7 @@ func (cm *ChunkMap) Map(logical ondisk.LogicalAddr, length uint64) ([]Copy, uint
 	case profile == 0 || profile&(ondisk.BlockGroupDup|ondisk.BlockGroupRaid1|ondisk.BlockGroupRaid1C3|ondisk.BlockGroupRaid1C4) != 0:
 		copies := make([]Copy, len(c.Stripes))
 		for i, s := range c.Stripes {
-			copies[i] = Copy{s.DevID, s.Offset + ondisk.PhysicalAddr(off)}
+			copies[i] = Copy{DevID: s.DevID, Physical: s.Offset + ondisk.PhysicalAddr(off)}
 		}
 		if profile == 0 {
 			copies = copies[:1]
@@ -134,9 +139,44 @@ func (cm *ChunkMap) Map(logical ondisk.LogicalAddr, length uint64) ([]Copy, uint
 		var copies []Copy
 		for k := 0; k < sub; k++ {
 			s := c.Stripes[g*sub+k]
-			copies = append(copies, Copy{s.DevID, s.Offset + ondisk.PhysicalAddr(phys)})
+			copies = append(copies, Copy{DevID: s.DevID, Physical: s.Offset + ondisk.PhysicalAddr(phys)})
 		}
 		return copies, min(length, sl-inStripe, avail), nil
+	case profile&(ondisk.BlockGroupRaid5|ondisk.BlockGroupRaid6) != 0:
+		return mapRaid56(m, off, length)
 	}
-	return nil, 0, fmt.Errorf("map %d: chunk at %d: unsupported profile %#x (RAID5/6)", logical, m.Logical, profile)
+	return nil, 0, fmt.Errorf("map %d: chunk at %d: unsupported profile %#x", logical, m.Logical, profile)
+}
+
+// mapRaid56 maps off (in chunk m) of a RAID5/6 chunk: the data stripe that
+// holds it and, as a second copy, its rebuild from the row's other data
+// stripes and P. The parity rotates by one device per row (full stripe).
+// mirrors __btrfs_map_block's RAID56 branch (mirror 1 = data, 2 = P rebuild)
+func mapRaid56(m Mapping, off, length uint64) ([]Copy, uint64, error) {
+	c := &m.Chunk
+	nparity := 1
+	if c.Type&ondisk.BlockGroupRaid6 != 0 {
+		nparity = 2
+	}
+	n := len(c.Stripes)
+	ndata := n - nparity
+	sl := c.StripeLen
+	if ndata < 1 || sl == 0 {
+		return nil, 0, fmt.Errorf("map %d: RAID5/6 chunk at %d has %d stripes, stripe_len %d", uint64(m.Logical)+off, m.Logical, n, sl)
+	}
+	nr, in := off/sl, off%sl
+	d, row := nr%uint64(ndata), nr/uint64(ndata)
+	phys := ondisk.PhysicalAddr(row*sl + in)
+	at := func(k uint64) Copy {
+		s := c.Stripes[(row+k)%uint64(n)]
+		return Copy{DevID: s.DevID, Physical: s.Offset + phys}
+	}
+	data := at(d)
+	rebuild := Copy{DevID: data.DevID, Physical: data.Physical}
+	for k := uint64(0); k <= uint64(ndata); k++ { // the data stripes, then P at ndata
+		if k != d {
+			rebuild.Rebuild = append(rebuild.Rebuild, at(k))
+		}
+	}
+	return []Copy{data, rebuild}, min(length, sl-in, c.Length-off), nil
 }
