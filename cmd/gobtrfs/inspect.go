@@ -34,7 +34,7 @@ func cmdInspect(args []string) error {
 
 func inspectMain(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New(inspectUsage)
+		return errors.New(strings.TrimSpace(inspectUsage))
 	}
 	switch args[0] {
 	case "dump-super":
@@ -141,7 +141,7 @@ func dumpSuperMain(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(p.operands) == 0 {
-		return errors.New(inspectUsage)
+		return errors.New(strings.TrimSpace(inspectUsage))
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
@@ -242,7 +242,7 @@ func dumpTreeMain(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(p.operands) < 1 {
-		return errors.New(inspectUsage)
+		return errors.New(strings.TrimSpace(inspectUsage))
 	}
 	// several operands: the devices of a multi-device filesystem, as btrfs-progs takes them
 	warn := func(msg string) { fmt.Fprintf(stderr, "WARNING: %s\n", msg) }

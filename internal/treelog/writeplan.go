@@ -512,7 +512,6 @@ func readIndexes(t *ctree.Tree, dir ondisk.ObjectID, r indexRange, fn func(inode
 	}, nil)
 }
 
-
 // entry plans the inode that entry e of a logged directory names.
 func (p *planner) entry(e inode.DirEntry) (string, error) {
 	ino := e.Location.ObjectID
