@@ -2,10 +2,13 @@ package fsops
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/ctree"
+	"github.com/gobtrfs/gobtrfs/internal/inode"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -40,31 +43,23 @@ func dirIndexKey(dir ondisk.ObjectID, index uint64) ondisk.Key {
 	return ondisk.Key{ObjectID: dir, Type: ondisk.DirIndexKey, Offset: index}
 }
 
-// lookupEntry finds name in dir through its DIR_ITEM. The index is filled
-// from the DIR_INDEX side by the callers that need it (refs carry it).
-// mirrors btrfs_lookup_dir_item
+// lookupEntry finds name in dir (internal/inode's lookup: the DIR_ITEM
+// name hash, DIR_INDEX when that item is damaged, malformed entries never
+// match). The index is filled from the DIR_INDEX side by the callers that
+// need it (refs carry it). mirrors btrfs_lookup_dir_item
 func (o *op) lookupEntry(dir ondisk.InodeRef, name string) (*Entry, error) {
 	t, err := o.tree(dir.Root)
 	if err != nil {
 		return nil, err
 	}
-	data, ok, err := t.Lookup(dirItemKey(dir.Ino, []byte(name)))
+	e, err := inode.Lookup(t, dir.Ino, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errf(syscall.ENOENT, "lookup %q in %v", name, dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lookup %q in %v: %w", name, dir, err)
 	}
-	if !ok {
-		return nil, errf(syscall.ENOENT, "lookup %q in %v", name, dir)
-	}
-	ds, err := item.DecodeDirItems(data)
-	if err != nil {
-		return nil, corruptf("dir item of %q in %v: %w", name, dir, err)
-	}
-	for _, d := range ds {
-		if bytes.Equal(d.Name, []byte(name)) {
-			return &Entry{Name: name, Type: d.Type, Location: d.Location}, nil
-		}
-	}
-	return nil, errf(syscall.ENOENT, "lookup %q in %v", name, dir)
+	return &Entry{Name: name, Type: e.Type, Location: e.Location}, nil
 }
 
 // nextDirIndex hands out the next DIR_INDEX of a directory: one past the
