@@ -108,7 +108,7 @@ func oursRich(t *testing.T, img string) map[string]string {
 					t.Fatalf("our replay: readlink %q: %v", q, err)
 				}
 			}
-			view[q] = describe(ii.Mode, uint64(ii.NLink), ii.Size, content, target, xs)
+			view[q] = fmt.Sprintf("ino=%d ", cid.Ino) + describe(ii.Mode, uint64(ii.NLink), ii.Size, content, target, xs)
 			if ii.Mode&unix.S_IFMT == unix.S_IFDIR {
 				walk(cid, q)
 			}
@@ -170,7 +170,7 @@ func kernelRich(t *testing.T, img string) map[string]string {
 				return err
 			}
 		}
-		view[rel] = describe(st.Mode, uint64(st.Nlink), uint64(st.Size), content, target, xs)
+		view[rel] = fmt.Sprintf("ino=%d ", st.Ino) + describe(st.Mode, uint64(st.Nlink), uint64(st.Size), content, target, xs)
 		return nil
 	})
 	if err != nil {
@@ -193,14 +193,7 @@ func crashCheck(t *testing.T, img string, want map[string]string) (ours, kern ma
 	oc := copyFile(t, crash)
 	ours = oursRich(t, oc)
 	testutil.CheckImage(t, oc, "--check-data-csum")
-	for p, w := range want {
-		got, ok := ours[p]
-		if w == "" && ok {
-			t.Errorf("our replay: %s exists (%s), want it absent", p, got)
-		} else if w != "" && got != w {
-			t.Errorf("our replay: %s is %q, want %q", p, got, w)
-		}
-	}
+	checkWant(t, "our replay", ours, want)
 	if !testutil.HaveRootLoop() {
 		return ours, nil
 	}
@@ -210,15 +203,42 @@ func crashCheck(t *testing.T, img string, want map[string]string) (ours, kern ma
 	if d := testutil.DiffMaps(kern, ours); len(d) > 0 {
 		t.Errorf("our replay (got) differs from the kernel's (want):\n%s", strings.Join(d, "\n"))
 	}
+	checkWant(t, "kernel replay", kern, want)
+	return ours, kern
+}
+
+// checkWant compares a replay's view with want: a path maps to the
+// description it must have ("" absent); a key "#N" says that inode N must
+// be there under some name, with that description.
+func checkWant(t *testing.T, who string, view, want map[string]string) {
+	t.Helper()
 	for p, w := range want {
-		got, ok := kern[p]
+		if strings.HasPrefix(p, "#") {
+			prefix := "ino=" + p[1:] + " "
+			found := false
+			for q, got := range view {
+				if strings.HasPrefix(got, prefix) {
+					found = true
+					if got[len(prefix):] != w {
+						t.Errorf("%s: inode %s at %s is %q, want %q", who, p[1:], q, got[len(prefix):], w)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: inode %s is not there, want %q", who, p[1:], w)
+			}
+			continue
+		}
+		got, ok := view[p]
+		if i := strings.Index(got, " "); ok {
+			got = got[i+1:]
+		}
 		if w == "" && ok {
-			t.Errorf("kernel replay: %s exists (%s), want it absent", p, got)
+			t.Errorf("%s: %s exists (%s), want it absent", who, p, got)
 		} else if w != "" && got != w {
-			t.Errorf("kernel replay: %s is %q, want %q", p, got, w)
+			t.Errorf("%s: %s is %q, want %q", who, p, got, w)
 		}
 	}
-	return ours, kern
 }
 
 // fileDesc is describe for a regular file without xattrs.
