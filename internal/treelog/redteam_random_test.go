@@ -96,7 +96,12 @@ func TestRedteamRandom(t *testing.T) {
 		return describe(ii.Mode, uint64(ii.NLink), ii.Size, content, target, xs)
 	}
 	var log []string
+	lastGen := f.CommittedGeneration()
 	for s := 0; s < *rtSteps; s++ {
+		if g := f.CommittedGeneration(); g != lastGen {
+			log = append(log, fmt.Sprintf("   (committed: generation %d)", g))
+			lastGen = g
+		}
 		files, dirs, ids := walk()
 		pickF := func() string {
 			if len(files) == 0 {
@@ -230,7 +235,7 @@ func TestRedteamRandom(t *testing.T) {
 			what = "fsync dir " + dir
 			mustT(t, f.Fsync(did))
 		case 21:
-			if r.Intn(4) != 0 {
+			if r.Intn(12) != 0 {
 				continue
 			}
 			what = "commit"
@@ -250,6 +255,7 @@ func TestRedteamRandom(t *testing.T) {
 				}
 				want[fmt.Sprintf("#%d", x.id.Ino)] = x.desc
 			}
+			t.Logf("step %d: committed generation %d, fsync stats %+v", s, f.CommittedGeneration(), f.FsyncStats())
 			ok := t.Run(fmt.Sprintf("crash-step-%d", s), func(t *testing.T) { crashCheck(t, img, want) })
 			if !ok {
 				t.Fatalf("seed %d: workload:\n%s", seed, strings.Join(log, "\n"))
@@ -257,6 +263,9 @@ func TestRedteamRandom(t *testing.T) {
 		}
 	}
 	logStats(t, f)
+	if testing.Verbose() {
+		t.Logf("workload:\n%s", strings.Join(log, "\n"))
+	}
 }
 
 func contains(xs []string, x string) bool {
