@@ -174,6 +174,16 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	if err != nil {
 		return "", p.errorf(ino, "%w", err)
 	}
+	if fresh && ondisk.Generation(ii.Generation) == p.h.Transid() {
+		// A number freed in this transaction may be given again (fsops
+		// computes the next free number from the running tree): replay
+		// would put this inode's items over the committed inode's.
+		if _, old, err := inodeIn(p.ct, ino); err != nil {
+			return "", p.errorf(ino, "committed inode: %w", err)
+		} else if old {
+			return ReasonInodeReused, nil
+		}
+	}
 	if reason, err := p.names(ino, fresh); err != nil || reason != "" {
 		return reason, err
 	}
