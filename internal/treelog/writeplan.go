@@ -300,6 +300,12 @@ func (p *planner) newName(ino ondisk.ObjectID, r inode.Ref) (string, error) {
 		p.want(r.Parent, modeExists)
 		return "", nil
 	}
+	if taken, err := p.indexTaken(r.Parent, r.Index, r.Name, ino); err != nil || taken {
+		if err != nil {
+			return "", p.errorf(ino, "committed index %d in %d: %w", r.Index, r.Parent, err)
+		}
+		return ReasonIndexReused, nil
+	}
 	e, err := inode.Lookup(p.ct, r.Parent, r.Name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
@@ -330,6 +336,24 @@ func (p *planner) newName(ino ondisk.ObjectID, r inode.Ref) (string, error) {
 	return "", nil
 }
 
+// indexTaken reports whether the last commit has DIR_INDEX index of dir
+// for another name or inode than (name, ino). fsops computes a directory's
+// next index from the running tree at its first use in a mount, so a name
+// added after the highest one was removed gets that one's index again; a
+// log naming it would make replay unlink the committed name (the kernel's
+// replay fails with EEXIST instead).
+func (p *planner) indexTaken(dir ondisk.ObjectID, index uint64, name string, ino ondisk.ObjectID) (bool, error) {
+	data, ok, err := p.ct.Lookup(ondisk.Key{ObjectID: dir, Type: ondisk.DirIndexKey, Offset: index})
+	if err != nil || !ok {
+		return false, err
+	}
+	items, err := item.DecodeDirItems(data)
+	if err != nil {
+		return false, err
+	}
+	return len(items) != 1 || string(items[0].Name) != name || items[0].Location != inodeKey(ino), nil
+}
+
 // committedEmpty reports whether directory dir has no entries in the last
 // commit (a removed directory whose name replay may unlink).
 func (p *planner) committedEmpty(dir ondisk.ObjectID) (bool, error) {
@@ -349,12 +373,12 @@ func (p *planner) committedEmpty(dir ondisk.ObjectID) (bool, error) {
 // is gone must be an inode that is gone (or is logged under its new name).
 func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
 	reason := ""
-	cur := map[uint64]bool{}
+	cur := map[uint64]inode.DirEntry{}
 	pl := p.plan[dir]
 	pl.keep = pl.keep[:0]
 	var rerr error
 	err := inode.ReadDir(p.t, dir, 0, func(e inode.DirEntry) bool {
-		cur[e.Index] = true
+		cur[e.Index] = e
 		if e.IsSubvol() {
 			// an unchanged subvolume entry stays out of the log's ranges
 			c, err := inode.Lookup(p.ct, dir, e.Name)
@@ -385,8 +409,13 @@ func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
 		return reason, err
 	}
 	err = inode.ReadDir(p.ct, dir, 0, func(e inode.DirEntry) bool {
-		if cur[e.Index] {
-			return true
+		if c, ok := cur[e.Index]; ok {
+			if c.Name != e.Name || c.Location != e.Location {
+				// the index of a committed name given to a new one
+				// (see indexTaken): replay would unlink the committed one
+				reason = ReasonIndexReused
+			}
+			return reason == ""
 		}
 		if e.IsSubvol() {
 			reason = ReasonSubvolEntry
