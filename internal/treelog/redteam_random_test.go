@@ -235,11 +235,18 @@ func TestRedteamRandom(t *testing.T) {
 			what = "fsync dir " + dir
 			mustT(t, f.Fsync(did))
 		case 21:
-			if r.Intn(12) != 0 {
+			switch r.Intn(16) {
+			case 0:
+				what = "commit"
+				mustT(t, f.Commit())
+			case 1:
+				// a new mount: caches of free inode numbers and
+				// directory indexes start over
+				what = "reopen"
+				f = reopen(t, img, f)
+			default:
 				continue
 			}
-			what = "commit"
-			mustT(t, f.Commit())
 			syncs = nil
 		}
 		if err != nil {
