@@ -30,6 +30,20 @@ func reopen(t *testing.T, img string, f *fsops.FS) *fsops.FS {
 // there, as d/h or e/h: the fsync commits (index-reused).
 func TestFsyncReusedDirIndex(t *testing.T) {
 	testutil.NeedProgs(t)
+	t.Run("unlink-create", func(t *testing.T) {
+		// the common case: the highest entry removed, a new one made
+		img, f, _ := newLoggedImage(t)
+		f = reopen(t, img, f)
+		d := lookupPath(t, f, "d")
+		mustT(t, f.Unlink(d, "h"))
+		z := create(t, f, d, "z", []byte("z"))
+		mustT(t, f.Fsync(z))
+		logStats(t, f)
+		if st := f.FsyncStats(); st.Logged != 0 || st.Commits["index-reused"] != 1 {
+			t.Errorf("fsync: stats %+v, want a commit for index-reused", st)
+		}
+		crashCheck(t, img, map[string]string{"d/z": fileDesc(0o644, 1, []byte("z")), "d/h": ""})
+	})
 	for _, dirSync := range []bool{false, true} {
 		name := "file-fsync"
 		if dirSync {
