@@ -300,7 +300,7 @@ func (p *planner) newName(ino ondisk.ObjectID, r inode.Ref) (string, error) {
 		p.want(r.Parent, modeExists)
 		return "", nil
 	}
-	if taken, err := p.indexTaken(r.Parent, r.Index, r.Name, ino); err != nil || taken {
+	if taken, err := p.indexTaken(r.Parent, r.Index, ino); err != nil || taken {
 		if err != nil {
 			return "", p.errorf(ino, "committed index %d in %d: %w", r.Index, r.Parent, err)
 		}
@@ -337,12 +337,13 @@ func (p *planner) newName(ino ondisk.ObjectID, r inode.Ref) (string, error) {
 }
 
 // indexTaken reports whether the last commit has DIR_INDEX index of dir
-// for another name or inode than (name, ino). fsops computes a directory's
-// next index from the running tree at its first use in a mount, so a name
-// added after the highest one was removed gets that one's index again; a
-// log naming it would make replay unlink the committed name (the kernel's
-// replay fails with EEXIST instead).
-func (p *planner) indexTaken(dir ondisk.ObjectID, index uint64, name string, ino ondisk.ObjectID) (bool, error) {
+// for another inode than ino. fsops computes a directory's next index from
+// the running tree at its first use in a mount, so a name added after the
+// highest one was removed gets that one's index again; a log naming it
+// made our replay unlink the committed name (and the kernel's fail with
+// EEXIST). A committed name of ino itself at that index is fine: replay
+// of ino's refs in dir unlinks the names the log lacks first.
+func (p *planner) indexTaken(dir ondisk.ObjectID, index uint64, ino ondisk.ObjectID) (bool, error) {
 	data, ok, err := p.ct.Lookup(ondisk.Key{ObjectID: dir, Type: ondisk.DirIndexKey, Offset: index})
 	if err != nil || !ok {
 		return false, err
@@ -351,7 +352,7 @@ func (p *planner) indexTaken(dir ondisk.ObjectID, index uint64, name string, ino
 	if err != nil {
 		return false, err
 	}
-	return len(items) != 1 || string(items[0].Name) != name || items[0].Location != inodeKey(ino), nil
+	return len(items) != 1 || items[0].Location != inodeKey(ino), nil
 }
 
 // committedEmpty reports whether directory dir has no entries in the last
@@ -410,9 +411,10 @@ func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
 	}
 	err = inode.ReadDir(p.ct, dir, 0, func(e inode.DirEntry) bool {
 		if c, ok := cur[e.Index]; ok {
-			if c.Name != e.Name || c.Location != e.Location {
-				// the index of a committed name given to a new one
-				// (see indexTaken): replay would unlink the committed one
+			if c.Location != e.Location {
+				// the index of a committed name given to another
+				// inode (see indexTaken): replay would unlink the
+				// committed one
 				reason = ReasonIndexReused
 			}
 			return reason == ""
