@@ -67,6 +67,9 @@ type planner struct {
 
 func newPlanner(h *txn.Handle, f *txn.Engine, subvol ondisk.ObjectID) (*planner, string, error) {
 	t, err := h.Tree(subvol)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ReasonDeleted, nil // deleted since an inode of it was fsync'd
+	}
 	if err != nil {
 		return nil, "", err
 	}
