@@ -65,27 +65,40 @@ func (o *op) lookupEntry(dir ondisk.InodeRef, name string) (*Entry, error) {
 // nextDirIndex hands out the next DIR_INDEX of a directory: one past the
 // highest existing index, at least 2. mirrors btrfs_set_inode_index
 func (o *op) nextDirIndex(dir ondisk.InodeRef) (uint64, error) {
+	if err := o.noteDirIndex(dir); err != nil {
+		return 0, err
+	}
+	n := o.f.nextIndex[dir]
+	o.f.nextIndex[dir] = n + 1
+	return n, nil
+}
+
+// noteDirIndex makes sure the next DIR_INDEX of dir is known, from the
+// highest index in the tree. Called before an entry is removed too, so a
+// new name never gets the index of a name the last commit has (the log
+// tree's replay relies on that, as the kernel's does: its index counter
+// starts from the directory as it was read). mirrors btrfs_inode_delayed_dir_index_count
+func (o *op) noteDirIndex(dir ondisk.InodeRef) error {
 	f := o.f
-	if n, ok := f.nextIndex[dir]; ok {
-		f.nextIndex[dir] = n + 1
-		return n, nil
+	if _, ok := f.nextIndex[dir]; ok {
+		return nil
 	}
 	t, err := o.tree(dir.Root)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	next := uint64(2)
 	p, ok, err := t.SearchBackward(dirIndexKey(dir.Ino, ^uint64(0)))
 	if err != nil {
-		return 0, fmt.Errorf("dir %v: last index: %w", dir, err)
+		return fmt.Errorf("dir %v: last index: %w", dir, err)
 	}
 	if ok {
 		if k := p.Key(); k.ObjectID == dir.Ino && k.Type == ondisk.DirIndexKey {
 			next = max(next, k.Offset+1)
 		}
 	}
-	f.nextIndex[dir] = next + 1
-	return next, nil
+	f.nextIndex[dir] = next
+	return nil
 }
 
 // insertDirEntries writes the DIR_ITEM (joining an item of colliding names)
@@ -122,6 +135,9 @@ func (o *op) insertDirEntries(dir ondisk.InodeRef, e *Entry) error {
 // deleteDirEntries removes name's DIR_ITEM entry and its DIR_INDEX.
 // mirrors btrfs_delete_one_dir_name and btrfs_delete_delayed_dir_index
 func (o *op) deleteDirEntries(dir ondisk.InodeRef, name string, index uint64) error {
+	if err := o.noteDirIndex(dir); err != nil {
+		return err
+	}
 	t, err := o.tree(dir.Root)
 	if err != nil {
 		return err

@@ -66,22 +66,34 @@ func (o *op) touch(x *item.InodeItem, mtime bool) {
 }
 
 // allocIno returns a free inode number in tree root: one past the highest
-// object ondisk.InodeRef in the tree, at least 257. mirrors btrfs_get_free_objectid
+// object ID in the tree, at least 257. mirrors btrfs_get_free_objectid
 func (o *op) allocIno(root ondisk.ObjectID) (ondisk.ObjectID, error) {
-	f := o.f
-	next, ok := f.nextIno[root]
-	if !ok {
-		hi, err := o.highestObjectID(root)
-		if err != nil {
-			return 0, err
-		}
-		next = max(hi, ondisk.FirstFreeObjectID) + 1
+	if err := o.noteIno(root); err != nil {
+		return 0, err
 	}
+	next := o.f.nextIno[root]
 	if next >= ondisk.LastFreeObjectID {
 		return 0, errf(syscall.ENOSPC, "tree %d: no free inode numbers", root)
 	}
-	f.nextIno[root] = next + 1
+	o.f.nextIno[root] = next + 1
 	return next, nil
+}
+
+// noteIno makes sure the next free inode number of tree root is known.
+// Called before an inode is deleted too, so a new inode never gets the
+// number of one the last commit has (the kernel reads the highest number
+// when it reads the tree; the log tree's replay relies on that).
+// mirrors btrfs_init_root_free_objectid
+func (o *op) noteIno(root ondisk.ObjectID) error {
+	if _, ok := o.f.nextIno[root]; ok {
+		return nil
+	}
+	hi, err := o.highestObjectID(root)
+	if err != nil {
+		return err
+	}
+	o.f.nextIno[root] = max(hi, ondisk.FirstFreeObjectID) + 1
+	return nil
 }
 
 // highestObjectID is the largest object ondisk.InodeRef below LAST_FREE_OBJECTID in a tree.

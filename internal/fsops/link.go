@@ -97,6 +97,9 @@ func (o *op) dropLinkItems(id ondisk.InodeRef, x *item.InodeItem) (int, error) {
 // deleteInode removes every item of an inode, dropping the references of its
 // data extents. mirrors btrfs_truncate_inode_items(0) + btrfs_evict_inode
 func (o *op) deleteInode(id ondisk.InodeRef) error {
+	if err := o.noteIno(id.Root); err != nil {
+		return err
+	}
 	if _, err := o.dropExtents(id, 0, ^uint64(0)); err != nil {
 		return err
 	}

@@ -14,7 +14,9 @@
 // directory fsync (every entry, one range over all indexes, new children
 // logged too), several subvolumes. Commits instead, with the reason
 // counted: a name that the last commit gives another inode still alive, a
-// new subvolume or a subvolume entry in a logged directory, a removed
+// new inode or name given the inode number or DIR_INDEX that the last
+// commit gives another (fsops reuses both after removals), a new
+// subvolume or a subvolume entry in a logged directory, a removed
 // directory, a chunk of the running transaction, more than maxTargets
 // fsync'd inodes in one transaction.
 //

@@ -30,6 +30,7 @@ type Logs struct {
 	// Blocks are the addresses of every log tree block (the log root
 	// tree's and each log tree's).
 	Blocks []ondisk.LogicalAddr
+	seen   map[ondisk.LogicalAddr]bool // Blocks, as a set
 }
 
 // maxLogItems bounds what one replay loads into memory (hostile images).
@@ -43,7 +44,7 @@ func Read(fi *fsinfo.FSInfo) (*Logs, error) {
 		return nil, nil
 	}
 	rt := &ctree.Tree{R: fi.R, ID: ondisk.TreeLogObjectID, Root: sb.LogRoot, Level: int(sb.LogRootLevel)}
-	ls := &Logs{}
+	ls := &Logs{seen: map[ondisk.LogicalAddr]bool{}}
 	var roots []Item
 	if err := walk(rt, ls, &roots); err != nil {
 		return nil, fmt.Errorf("log root tree at %d: %w", uint64(sb.LogRoot), err)
@@ -80,7 +81,12 @@ func walk(t *ctree.Tree, ls *Logs, items *[]Item) error {
 			return diskio.Corruptf("block %d reached twice", uint64(n.Addr))
 		}
 		seen[n.Addr] = true
-		ls.Blocks = append(ls.Blocks, n.Addr)
+		// A block in two log trees (our writer before it used each
+		// block once) is listed once: it is pinned and freed once.
+		if !ls.seen[n.Addr] {
+			ls.seen[n.Addr] = true
+			ls.Blocks = append(ls.Blocks, n.Addr)
+		}
 		if !n.IsLeaf() {
 			return nil
 		}

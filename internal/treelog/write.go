@@ -38,18 +38,19 @@ type Writer struct {
 	noHoles  bool
 	csumSize int
 
-	buf     scratch
-	cur     extentCursor
-	transid ondisk.Generation              // transaction of the current log
-	targets []ondisk.InodeRef              // inodes fsync'd in the running transaction, sorted
-	logged  []ondisk.InodeRef              // inodes in the log (the targets' plan), sorted
-	plan    map[ondisk.InodeRef]*planned   // what of each logged inode is copied
-	memo    map[ondisk.InodeRef]*visitMemo // the planner's memory of this transaction
-	stores  map[ondisk.InodeRef]*inodeLog
-	disk    diskBlocks           // blocks of the log on disk, by content
-	reused  []ondisk.LogicalAddr // blocks of the log on disk the build uses again
-	nodes   []*diskio.Node       // block buffers, reused
-	order   []wRef               // build scratch, reused
+	buf       scratch
+	cur       extentCursor
+	transid   ondisk.Generation              // transaction of the current log
+	targets   []ondisk.InodeRef              // inodes fsync'd in the running transaction, sorted
+	logged    []ondisk.InodeRef              // inodes in the log (the targets' plan), sorted
+	plan      map[ondisk.InodeRef]*planned   // what of each logged inode is copied
+	memo      map[ondisk.InodeRef]*visitMemo // the planner's memory of this transaction
+	stores    map[ondisk.InodeRef]*inodeLog
+	disk      diskBlocks                  // blocks of the log on disk, by content
+	reused    []ondisk.LogicalAddr        // blocks of the log on disk the build uses again
+	reusedSet map[ondisk.LogicalAddr]bool // the same, as a set: each is used once
+	nodes     []*diskio.Node              // block buffers, reused
+	order     []wRef                      // build scratch, reused
 
 	stats Stats
 }

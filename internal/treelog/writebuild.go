@@ -23,6 +23,10 @@ type wRef struct {
 // returns the new blocks, and the log root tree's root and level.
 func (w *Writer) build(h *txn.Handle) (nodes []*diskio.Node, root ondisk.LogicalAddr, level int, err error) {
 	w.nodes, w.reused = w.nodes[:0], w.reused[:0]
+	if w.reusedSet == nil {
+		w.reusedSet = map[ondisk.LogicalAddr]bool{}
+	}
+	clear(w.reusedSet)
 	var roots []wRef
 	for i := 0; i < len(w.logged); {
 		j := i
@@ -105,9 +109,10 @@ func (w *Writer) newNode() *diskio.Node {
 func (w *Writer) seal(h *txn.Handle, n *diskio.Node, level int) error {
 	n.Data[0x64] = uint8(level) // the content compared starts at nritems, level
 
-	if addr, ok := w.disk.find(n.Data); ok {
+	if addr, ok := w.disk.find(n.Data, w.reusedSet); ok {
 		n.Addr = addr
 		w.reused = append(w.reused, addr)
+		w.reusedSet[addr] = true
 		w.nodes = w.nodes[:len(w.nodes)-1]
 		return nil
 	}

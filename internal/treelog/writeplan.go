@@ -73,6 +73,9 @@ type planner struct {
 
 func newPlanner(h *txn.Handle, f *txn.Engine, subvol ondisk.ObjectID) (*planner, string, error) {
 	t, err := h.Tree(subvol)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ReasonDeleted, nil // deleted since an inode of it was fsync'd
+	}
 	if err != nil {
 		return nil, "", err
 	}
@@ -179,6 +182,16 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	fresh, err := p.isNew(ino, ii)
 	if err != nil {
 		return "", p.errorf(ino, "%w", err)
+	}
+	if fresh && ondisk.Generation(ii.Generation) == p.h.Transid() {
+		// A number freed in this transaction may be given again (fsops
+		// computes the next free number from the running tree): replay
+		// would put this inode's items over the committed inode's.
+		if _, old, err := inodeIn(p.ct, ino); err != nil {
+			return "", p.errorf(ino, "committed inode: %w", err)
+		} else if old {
+			return ReasonInodeReused, nil
+		}
 	}
 	if reason, err := p.names(ino, fresh); err != nil || reason != "" {
 		return reason, err
@@ -296,6 +309,12 @@ func (p *planner) newName(ino ondisk.ObjectID, r inode.Ref) (string, error) {
 		p.want(r.Parent, modeExists)
 		return "", nil
 	}
+	if taken, err := p.indexTaken(r.Parent, r.Index, ino); err != nil || taken {
+		if err != nil {
+			return "", p.errorf(ino, "committed index %d in %d: %w", r.Index, r.Parent, err)
+		}
+		return ReasonIndexReused, nil
+	}
 	e, err := inode.Lookup(p.ct, r.Parent, r.Name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
@@ -324,6 +343,25 @@ func (p *planner) newName(ino ondisk.ObjectID, r inode.Ref) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// indexTaken reports whether the last commit has DIR_INDEX index of dir
+// for another inode than ino. fsops computes a directory's next index from
+// the running tree at its first use in a mount, so a name added after the
+// highest one was removed gets that one's index again; a log naming it
+// made our replay unlink the committed name (and the kernel's fail with
+// EEXIST). A committed name of ino itself at that index is fine: replay
+// of ino's refs in dir unlinks the names the log lacks first.
+func (p *planner) indexTaken(dir ondisk.ObjectID, index uint64, ino ondisk.ObjectID) (bool, error) {
+	data, ok, err := p.ct.Lookup(ondisk.Key{ObjectID: dir, Type: ondisk.DirIndexKey, Offset: index})
+	if err != nil || !ok {
+		return false, err
+	}
+	items, err := item.DecodeDirItems(data)
+	if err != nil {
+		return false, err
+	}
+	return len(items) != 1 || items[0].Location != inodeKey(ino), nil
 }
 
 // committedEmpty reports whether directory dir has no entries in the last
@@ -365,6 +403,12 @@ func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
 		err := readIndexes(p.t, dir, r, func(e inode.DirEntry) bool {
 			c, had := committed[e.Index]
 			delete(committed, e.Index)
+			if had && c.Location != e.Location {
+				// the index of a committed name given to another inode
+				// (see indexTaken): replay would unlink the committed one
+				reason = ReasonIndexReused
+				return false
+			}
 			same := had && c.Name == e.Name && c.Location == e.Location && c.Type == e.Type
 			if e.IsSubvol() {
 				// an unchanged subvolume entry stays out of the log's ranges

@@ -32,14 +32,17 @@ type diskBlock struct {
 	content []byte
 }
 
-// find returns the address of a block on disk whose content equals b's.
-func (d *diskBlocks) find(b []byte) (ondisk.LogicalAddr, bool) {
+// find returns the address of a block on disk whose content equals b's
+// and that used does not hold: a block is used once per build, even when
+// two log trees have equal leaves (checksum items of an extent both log,
+// one per leaf), since a block in two trees is pinned twice by replay.
+func (d *diskBlocks) find(b []byte, used map[ondisk.LogicalAddr]bool) (ondisk.LogicalAddr, bool) {
 	if d.byHash == nil {
 		return 0, false
 	}
 	c := b[contentOff:]
 	for _, x := range d.byHash[maphash.Bytes(d.seed, c)] {
-		if bytes.Equal(x.content, c) {
+		if !used[x.addr] && bytes.Equal(x.content, c) {
 			return x.addr, true
 		}
 	}

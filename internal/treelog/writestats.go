@@ -9,6 +9,8 @@ import (
 // the cases that need neither.
 const (
 	ReasonNewSubvol     = "new-subvolume"        // the subvolume is not in the last commit
+	ReasonInodeReused   = "inode-reused"         // a new inode has a number the last commit gives another inode
+	ReasonIndexReused   = "index-reused"         // a new name has a DIR_INDEX the last commit gives another name
 	ReasonNameConflict  = "name-conflict"        // a logged name is another inode's in the last commit, and that inode still exists
 	ReasonSubvolEntry   = "subvolume-entry"      // a logged directory holds a subvolume (replay cannot link subvolumes)
 	ReasonDirRemoved    = "dir-removed"          // a directory the log would remove a name from, or log a name into, is gone
