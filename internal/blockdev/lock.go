@@ -43,7 +43,19 @@ const (
 func lock(f *os.File, path string, mode lockMode) (Holder, error) {
 	switch mode {
 	case lockExclusive:
-		if err := flockNB(f, syscall.LOCK_EX); err != nil {
+		err := flockNB(f, syscall.LOCK_EX)
+		// A holder /proc/locks no longer shows has just let go (it exited
+		// between our try and the lookup): try again before saying
+		// "holder unknown".
+		for try := 0; try < 3 && errors.Is(err, syscall.EWOULDBLOCK); try++ {
+			h := findHolder(f, path)
+			if h.Known() {
+				return Holder{}, &LockedError{Path: path, Holder: h}
+			}
+			time.Sleep(time.Duration(try+1) * 10 * time.Millisecond)
+			err = flockNB(f, syscall.LOCK_EX)
+		}
+		if err != nil {
 			return Holder{}, lockErr(f, path, err)
 		}
 	case lockProbe:
