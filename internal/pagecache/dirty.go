@@ -85,11 +85,15 @@ func growCap(n int) int {
 const maxSpan = 8 << 20
 
 // overlay copies dirty bytes over p (which holds file bytes at off).
-func (d *dirtyRanges) overlay(p []byte, off int64) {
+func (d *dirtyRanges) overlay(p []byte, off int64) { overlaySpans(d.spans, p, off) }
+
+// overlaySpans copies the bytes of sorted, non-overlapping spans over p
+// (which holds file bytes at off).
+func overlaySpans(spans []span, p []byte, off int64) {
 	end := off + int64(len(p))
-	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].end() > off })
-	for ; i < len(d.spans) && d.spans[i].off < end; i++ {
-		s := &d.spans[i]
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].end() > off })
+	for ; i < len(spans) && spans[i].off < end; i++ {
+		s := &spans[i]
 		lo := max(s.off, off)
 		hi := min(s.end(), end)
 		copy(p[lo-off:hi-off], s.data[lo-s.off:hi-s.off])
