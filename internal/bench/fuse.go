@@ -596,7 +596,7 @@ func benchStream(args []string, out io.Writer) error {
 			return err
 		}
 	}
-	t2.note("target: average >= 1 MiB (delayed allocation); btrfs caps an extent at 128 MiB")
+	t2.note("target: average >= 32 MiB (delayed allocation); btrfs caps an extent at 128 MiB")
 	t2.print(out)
 	return nil
 }

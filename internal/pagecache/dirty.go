@@ -81,8 +81,11 @@ func growCap(n int) int {
 	return min(2*n, maxSpan)
 }
 
-// maxSpan bounds how far appends grow one span (and so one extent written back).
-const maxSpan = 8 << 20
+// maxSpan bounds how far appends grow one span (and so one extent written
+// back): a 4 KiB stream lands as extents of this size when the dirty limit
+// lets it (btrfs caps an extent at 128 MiB; the kernel's stream gives
+// 100-128 MiB). A variable only so tests can use a small one.
+var maxSpan = 64 << 20
 
 // overlay copies dirty bytes over p (which holds file bytes at off).
 func (d *dirtyRanges) overlay(p []byte, off int64) { overlaySpans(d.spans, p, off) }
