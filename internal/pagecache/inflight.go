@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
@@ -14,9 +15,10 @@ import (
 // FsyncEach instead move the dirty ranges to the inode's in-flight list,
 // which Overlay, DirtyEnd and CleanRanges still see (as the kernel's
 // pages under writeback stay in its page cache), and write them one at a
-// time, each with lock held: a reader holding lock shared sees every
-// range either in the cache or on disk, and waits for one range's write
-// at most, never for a whole sync.
+// time, each with lock held (ranges written within lockSlice of each other
+// share one hold): a reader holding lock shared sees every range either in
+// the cache or on disk, and waits for about lockSlice or one range's write,
+// never for a whole sync.
 
 // batch is one take of an inode's dirty ranges: sorted, non-overlapping.
 type batch []span
@@ -137,13 +139,23 @@ func (c *Cache) writebackEach(in *Inode, lock sync.Locker) error {
 	lock.Unlock()
 	for {
 		lock.Lock()
+		t0 := time.Now()
 		more, err := c.writeOne(in)
+		for err == nil && more && time.Since(t0) < lockSlice {
+			more, err = c.writeOne(in)
+		}
 		lock.Unlock()
 		if err != nil || !more {
 			return err
 		}
 	}
 }
+
+// lockSlice is how long writebackEach keeps the lock for consecutive small
+// ranges: readers wait at most about this (or one large range), and a sync
+// of many 4 KiB ranges does not take and drop the lock for every one. A
+// variable so the tests can let readers in after every range.
+var lockSlice = 2 * time.Millisecond
 
 // writeOne writes in's oldest in-flight range; more is false once none is
 // left. On failure every in-flight range goes back beneath the dirty

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand"
 	"testing"
+	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
@@ -19,6 +20,8 @@ func (h *hookLock) Unlock() { h.between() }
 // backend bytes overlaid with the cache (Overlay, DirtyEnd, CleanRanges)
 // are the file, while writes and truncates land in the middle of it.
 func TestSyncEachReadersSeeInFlight(t *testing.T) {
+	defer func(d time.Duration) { lockSlice = d }(lockSlice)
+	lockSlice = 0 // readers get in after every range
 	b := &memBackend{files: map[ondisk.InodeRef][]byte{}}
 	c := New(b, 0)
 	k := ondisk.InodeRef{Root: 5, Ino: 257}
