@@ -15,10 +15,11 @@ import (
 
 // benchmarks lists the `gobtrfs bench NAME` entries.
 var benchmarks = map[string]benchmark{
-	"sync":     {"seed 002: sync time with many clean cached inodes vs none (ours and kernel btrfs)", benchSync},
-	"stream":   {"seed 001: falloc + 4 KiB pwrite stream vs kernel btrfs and go-fuse loopback; extent sizes", benchStream},
-	"fsync":    {"fsync of a small file with 1 GiB dirty elsewhere, and create+4K write+fsync of 1,000 files, vs kernel btrfs", benchFsync},
-	"randread": {"fio 4 KiB random reads of a 32 MiB file, buffered and O_DIRECT, vs kernel btrfs", benchRandread},
+	"sync":      {"seed 002: sync time with many clean cached inodes vs none (ours and kernel btrfs)", benchSync},
+	"stream":    {"seed 001: falloc + 4 KiB pwrite stream vs kernel btrfs and go-fuse loopback; extent sizes", benchStream},
+	"fsync":     {"fsync of a small file with 1 GiB dirty elsewhere, and create+4K write+fsync of 1,000 files, vs kernel btrfs", benchFsync},
+	"commitlat": {"p99 latency of 4 KiB writes while a commit runs every second vs no commits", benchCommitlat},
+	"randread":  {"fio 4 KiB random reads of a 32 MiB file: cold and warm (page cache) buffered, O_DIRECT; vs kernel btrfs and go-fuse loopback", benchRandread},
 }
 
 // benchmark is one `gobtrfs bench` entry.

@@ -38,10 +38,12 @@
 // counts list adds, removals and what the last sync visited.
 //
 // A read combines the on-disk bytes with the dirty bytes laid over them.
-// pagecache takes an inode's dirty spans off its list before handing them to
-// the backend, so for a moment those bytes are in neither place; wbMu (an
-// RWMutex) closes that window: readers and getattr hold it shared, every
-// writeback holds it exclusively. Operations that change file data on disk
+// pagecache moves an inode's dirty spans to its in-flight list, which reads
+// still see, and hands them to the backend one at a time; while one is being
+// written its bytes are in neither place. wbMu (an RWMutex) closes that
+// window: readers and getattr hold it shared, a writeback holds it
+// exclusively around each span's write (pagecache.SyncEach), so a read waits
+// for one span at most, not for a whole sync. Operations that change file data on disk
 // directly (truncate, fallocate, clone) first write the inode back and hold
 // wbMu exclusively too, so buffered bytes never land on top of them.
 //
@@ -59,8 +61,8 @@
 //     two, lower index first) | rwState.nsMu (create, tmpfile, link,
 //     unlink, rmdir, rename, opendir/open, the last release of a file with
 //     a hidden name).
-//  3. rwState.wbMu: exclusive for writeback and for changes of file data on
-//     disk, shared by read, getattr and lookup.
+//  3. rwState.wbMu: exclusive for each span's writeback and for changes of
+//     file data on disk, shared by read, getattr and lookup.
 //  4. pagecache.Inode.mu: one inode's writeback, held across
 //     Backend.WriteBack and so across the fsops calls it makes.
 //  5. treelog.Writer.mu: fsync through the log tree (fsops.Fsync, called

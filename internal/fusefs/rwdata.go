@@ -178,12 +178,12 @@ func (r *rwState) throttle(n int64) {
 	}
 }
 
-// flushAll writes back every inode on the writeback list (only those).
+// flushAll writes back every inode on the writeback list (only those),
+// holding wbMu exclusively around each range's write only: readers and
+// getattr wait for one range at most, never for the whole writeback.
 func (r *rwState) flushAll() error {
-	r.wbMu.Lock()
-	err := r.cache.Sync()
+	err := r.cache.SyncEach(&r.wbMu)
 	r.dirty.Store(r.cache.Stats().DirtyBytes)
-	r.wbMu.Unlock()
 	r.flushAtimes(nil)
 	return err
 }
@@ -205,9 +205,7 @@ func (r *rwState) syncAll() error {
 // fsync makes id durable: its data written back (that inode's only), then
 // the log tree (no commit) or, where fsops cannot log it, a full commit.
 func (r *rwState) fsync(id ondisk.InodeRef) error {
-	r.wbMu.Lock()
-	err := r.flushInodeLocked(id)
-	r.wbMu.Unlock()
+	err := r.cache.FsyncEach(id, &r.wbMu) // wbMu around each range, as flushAll
 	if err != nil {
 		return err
 	}

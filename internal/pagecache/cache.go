@@ -1,7 +1,6 @@
 package pagecache
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -32,6 +31,7 @@ type Inode struct {
 	key   ondisk.InodeRef
 	mu    sync.Mutex // serializes writeback of this inode
 	dirty dirtyRanges
+	wb    inflight // handed to writeback, not yet written (inflight.go)
 	// intrusive writeback list links (guarded by Cache.mu)
 	prev, next *Inode
 	onList     bool
@@ -140,8 +140,9 @@ func (c *Cache) Overlay(k ondisk.InodeRef, p []byte, off int64) int64 {
 	if in == nil {
 		return 0
 	}
+	in.wb.overlay(p, off)
 	in.dirty.overlay(p, off)
-	return in.dirty.maxEnd()
+	return max(in.dirty.maxEnd(), in.wb.maxEnd())
 }
 
 // DirtyEnd is the end of k's dirty data, or 0.
@@ -149,7 +150,7 @@ func (c *Cache) DirtyEnd(k ondisk.InodeRef) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if in := c.inodes[k]; in != nil {
-		return in.dirty.maxEnd()
+		return max(in.dirty.maxEnd(), in.wb.maxEnd())
 	}
 	return 0
 }
@@ -164,8 +165,9 @@ func (c *Cache) Truncate(k ondisk.InodeRef, size int64) {
 	}
 	before := in.dirty.bytes
 	in.dirty.truncate(size)
+	in.wb.truncate(size)
 	c.dirty += in.dirty.bytes - before
-	if in.dirty.bytes == 0 && !in.underWB && len(in.dirty.spans) == 0 {
+	if in.dirty.bytes == 0 && !in.underWB && len(in.dirty.spans) == 0 && in.wb.empty() {
 		c.clear(in)
 	}
 }
@@ -177,84 +179,27 @@ func (c *Cache) Drop(k ondisk.InodeRef) {
 	if in := c.inodes[k]; in != nil {
 		c.dirty -= in.dirty.bytes
 		in.dirty.take()
+		in.wb.batches = nil
 		c.clear(in)
 		delete(c.inodes, k)
 	}
 }
 
-// Fsync writes back k's dirty data.
-func (c *Cache) Fsync(k ondisk.InodeRef) error {
-	c.mu.Lock()
-	in := c.inodes[k]
-	c.mu.Unlock()
-	if in == nil {
-		return nil
-	}
-	return c.writeback(in)
-}
-
-// writeback hands in's dirty spans to the backend and clears it from the
-// list when nothing was dirtied meanwhile.
-func (c *Cache) writeback(in *Inode) error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	c.mu.Lock()
-	spans := in.dirty.take()
-	var n int64
-	for _, s := range spans {
-		n += int64(len(s.data))
-	}
-	c.dirty -= n
-	in.underWB = true
-	c.mu.Unlock()
-
-	var err error
-	for i, s := range spans {
-		if err = c.backend.WriteBack(in.key, s.off, s.data); err != nil {
-			// put back what was not written so nothing is lost
-			c.mu.Lock()
-			for _, r := range spans[i:] {
-				before := in.dirty.bytes
-				in.dirty.writeUnder(r.off, r.data)
-				c.dirty += in.dirty.bytes - before
-			}
-			in.underWB = false
-			c.mu.Unlock()
-			return fmt.Errorf("writeback inode %v at %d: %w", in.key, s.off, err)
-		}
-		c.mu.Lock()
-		c.stats.WrittenRanges++
-		c.stats.WrittenBytes += uint64(len(s.data))
-		c.mu.Unlock()
-	}
-	c.mu.Lock()
-	in.underWB = false
-	if len(in.dirty.spans) == 0 {
-		c.clear(in)
-	}
-	c.mu.Unlock()
-	return nil
-}
+// Fsync writes back k's dirty data. The caller keeps readers of "disk +
+// dirty" out for the whole call (or uses FsyncEach).
+func (c *Cache) Fsync(k ondisk.InodeRef) error { return c.FsyncEach(k, noLock{}) }
 
 // Sync writes back every inode on the writeback list — and only those:
 // clean cached inodes are never visited (as the kernel's wait_sb_inodes
-// walks only s_inodes_wb).
-func (c *Cache) Sync() error {
-	c.mu.Lock()
-	var list []*Inode
-	for in := c.head.next; in != &c.head; in = in.next {
-		list = append(list, in)
-	}
-	c.stats.SyncVisited = uint64(len(list))
-	c.mu.Unlock()
-	var firstErr error
-	for _, in := range list {
-		if err := c.writeback(in); err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	return firstErr
-}
+// walks only s_inodes_wb). The caller keeps readers out for the whole
+// call (or uses SyncEach).
+func (c *Cache) Sync() error { return c.SyncEach(noLock{}) }
+
+// noLock is the lock of callers that already hold theirs.
+type noLock struct{}
+
+func (noLock) Lock()   {}
+func (noLock) Unlock() {}
 
 // Stats returns a snapshot of the counters.
 func (c *Cache) Stats() Stats {

@@ -162,6 +162,8 @@ func TestRandomAgainstModel(t *testing.T) {
 // TestLongStreamSplitsAtMaxSpan: a stream longer than maxSpan is written
 // back as maxSpan-sized ranges (each still one large extent), in order.
 func TestLongStreamSplitsAtMaxSpan(t *testing.T) {
+	defer func(m int) { maxSpan = m }(maxSpan)
+	maxSpan = 8 << 20 // 20 MiB of stream, not 160
 	b := &memBackend{files: map[ondisk.InodeRef][]byte{}}
 	c := New(b, 0)
 	k := ondisk.InodeRef{Root: 5, Ino: 258}

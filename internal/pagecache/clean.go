@@ -1,6 +1,10 @@
 package pagecache
 
-import "github.com/gobtrfs/gobtrfs/internal/ondisk"
+import (
+	"sort"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
 
 // CleanRanges returns the parts of [off, off+n) that k has no dirty bytes
 // for, in order: what a read must take from disk. (A read whose range is
@@ -13,17 +17,22 @@ func (c *Cache) CleanRanges(k ondisk.InodeRef, off, n int64) [][2]int64 {
 	var out [][2]int64
 	pos := off
 	if in := c.inodes[k]; in != nil {
+		var cov [][2]int64
 		for _, s := range in.dirty.spans {
-			if s.end() <= pos {
+			if s.end() > off && s.off < end {
+				cov = append(cov, [2]int64{s.off, s.end()})
+			}
+		}
+		cov = in.wb.covered(cov, off, end) // in flight: not on disk yet either
+		sort.Slice(cov, func(i, j int) bool { return cov[i][0] < cov[j][0] })
+		for _, s := range cov {
+			if s[1] <= pos {
 				continue
 			}
-			if s.off >= end {
-				break
+			if s[0] > pos {
+				out = append(out, [2]int64{pos, s[0]})
 			}
-			if s.off > pos {
-				out = append(out, [2]int64{pos, s.off})
-			}
-			pos = s.end()
+			pos = s[1]
 		}
 	}
 	if pos < end {

@@ -81,15 +81,22 @@ func growCap(n int) int {
 	return min(2*n, maxSpan)
 }
 
-// maxSpan bounds how far appends grow one span (and so one extent written back).
-const maxSpan = 8 << 20
+// maxSpan bounds how far appends grow one span (and so one extent written
+// back): a 4 KiB stream lands as extents of this size when the dirty limit
+// lets it (btrfs caps an extent at 128 MiB; the kernel's stream gives
+// 100-128 MiB). A variable only so tests can use a small one.
+var maxSpan = 64 << 20
 
 // overlay copies dirty bytes over p (which holds file bytes at off).
-func (d *dirtyRanges) overlay(p []byte, off int64) {
+func (d *dirtyRanges) overlay(p []byte, off int64) { overlaySpans(d.spans, p, off) }
+
+// overlaySpans copies the bytes of sorted, non-overlapping spans over p
+// (which holds file bytes at off).
+func overlaySpans(spans []span, p []byte, off int64) {
 	end := off + int64(len(p))
-	i := sort.Search(len(d.spans), func(i int) bool { return d.spans[i].end() > off })
-	for ; i < len(d.spans) && d.spans[i].off < end; i++ {
-		s := &d.spans[i]
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].end() > off })
+	for ; i < len(spans) && spans[i].off < end; i++ {
+		s := &spans[i]
 		lo := max(s.off, off)
 		hi := min(s.end(), end)
 		copy(p[lo-off:hi-off], s.data[lo-s.off:hi-s.off])

@@ -24,13 +24,6 @@ import (
 // with what the fsyncs made durable; btrfs check must pass on the image as
 // left and after each replay.
 
-// richView maps every path of the top subvolume (not other subvolumes) to
-// its type, permissions, link count, size, content digest or symlink
-// target, and xattrs.
-type viewer interface {
-	entries(p string) ([]string, error)
-}
-
 func describe(mode uint32, nlink uint64, size uint64, content []byte, target string, xattrs map[string]string) string {
 	var b strings.Builder
 	switch mode & unix.S_IFMT {

@@ -254,4 +254,5 @@ func (f *Engine) finish(sb *ondisk.Superblock) {
 	f.dirty = map[ondisk.LogicalAddr]*diskio.Node{}
 	f.transid++
 	f.transidPub.Store(uint64(f.transid))
+	f.totalPub.Store(sb.TotalBytes)
 }

@@ -56,6 +56,7 @@ type Engine struct {
 	statsMu    sync.Mutex
 	stats      Stats
 	transidPub atomic.Uint64 // transid, readable without mu
+	totalPub   atomic.Uint64 // the committed superblock's total_bytes, readable without mu
 
 	timerMu   sync.Mutex // guards timerStop and timerDone
 	timerStop chan struct{}
@@ -129,6 +130,7 @@ func OpenWith(fi *fsinfo.FSInfo, o OpenOptions) (*Engine, error) {
 		newData: map[ondisk.LogicalAddr]uint64{},
 	}
 	f.transidPub.Store(uint64(f.transid))
+	f.totalPub.Store(sb.TotalBytes)
 	if err := f.loadChunkTreeUUID(); err != nil {
 		return nil, err
 	}
@@ -254,6 +256,11 @@ func (f *Engine) extentFreed(addr ondisk.LogicalAddr, n uint64, isData bool) {
 // Transid is the running transaction's generation. It does not wait for a
 // handle (use Handle.Transid inside one).
 func (f *Engine) Transid() ondisk.Generation { return ondisk.Generation(f.transidPub.Load()) }
+
+// TotalBytes is the committed superblock's total_bytes. Unlike Super it
+// does not wait for a running commit (statfs and every buffered write's
+// space check ask for it).
+func (f *Engine) TotalBytes() uint64 { return f.totalPub.Load() }
 
 // Stats returns commit statistics.
 func (f *Engine) Stats() Stats {

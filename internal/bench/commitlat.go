@@ -1,0 +1,157 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/fusefs"
+	"golang.org/x/sys/unix"
+)
+
+// commitlat: the latency of 4 KiB writes through the mount while commits
+// run every second (commit=1), against the same writes with no commit
+// during the run (commit=3600). A commit that holds the filesystem's locks
+// while it writes back and flushes shows as a p99 far above the other's.
+
+func benchCommitlat(args []string, out io.Writer) error {
+	fl := flag.NewFlagSet("bench commitlat", flag.ContinueOnError)
+	secs := fl.Int("time", 5, "seconds of writes per target")
+	size := fl.Int64("size", 64<<20, "file size; writes land at random 4 KiB offsets in it")
+	base := fl.String("dir", "/dev/shm", "scratch directory (tmpfs)")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	e, err := newBenchEnv(*base)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	t := &table{title: fmt.Sprintf("4 KiB pwrite at random offsets of a %d MiB file for %d s, one writer", *size>>20, *secs),
+		head: []string{"target", "op", "count", "p50", "p99", "p99.9", "max", "p99 vs no commits"}}
+	t.note("write: buffered 4 KiB pwrite; read: a second thread's O_DIRECT 4 KiB pread of the same file (reaches the daemon)")
+	t.note("ratio of p99 with a commit every second to p99 with no commit during the run (goal <= 2)")
+	type res struct {
+		name      string
+		lat, rlat []time.Duration
+	}
+	var results []res
+	for _, c := range []struct {
+		name  string
+		every time.Duration
+	}{{"gobtrfs FUSE, no commits (commit=3600)", time.Hour}, {"gobtrfs FUSE, commit=1", time.Second}} {
+		_, mnt, stop, err := e.ours(fmt.Sprintf("ours%d", len(results)), 1<<30, fusefs.Options{CommitInterval: c.every})
+		if err != nil {
+			return err
+		}
+		lat, rlat, err := writeLatencies(filepath.Join(mnt, "f"), *size, time.Duration(*secs)*time.Second)
+		if err != nil {
+			return err
+		}
+		if err := stop(); err != nil {
+			return err
+		}
+		results = append(results, res{c.name, lat, rlat})
+	}
+	pct := func(s []time.Duration, p float64) time.Duration {
+		if len(s) == 0 {
+			return 0
+		}
+		return s[min(len(s)-1, int(float64(len(s))*p))]
+	}
+	for _, op := range []string{"write", "read"} {
+		get := func(r res) []time.Duration {
+			if op == "read" {
+				return r.rlat
+			}
+			return r.lat
+		}
+		base99 := pct(get(results[0]), 0.99)
+		for _, r := range results {
+			s := get(r)
+			if len(s) == 0 {
+				continue
+			}
+			t.add(r.name, op, fmt.Sprint(len(s)), us(pct(s, 0.5)), us(pct(s, 0.99)), us(pct(s, 0.999)), us(s[len(s)-1]),
+				ratio(float64(pct(s, 0.99)), float64(base99)))
+		}
+	}
+	t.print(out)
+	return nil
+}
+
+// writeLatencies creates path with size bytes written, then writes 4 KiB
+// blocks at random offsets for d while a second goroutine reads 4 KiB
+// blocks with O_DIRECT, and returns the sorted write and read latencies.
+func writeLatencies(path string, size int64, d time.Duration) (wlat, rlat []time.Duration, err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(i*7 + 1)
+	}
+	for off := int64(0); off < size; off += int64(len(buf)) {
+		if _, err := f.WriteAt(buf, off); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return nil, nil, err
+	}
+	end := time.Now().Add(d)
+	rdone := make(chan error, 1)
+	go func() {
+		rf, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECT, 0)
+		if err != nil {
+			rdone <- err
+			return
+		}
+		defer rf.Close()
+		mem, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE) // aligned
+		if err != nil {
+			rdone <- err
+			return
+		}
+		defer unix.Munmap(mem)
+		rng := rand.New(rand.NewSource(2))
+		for time.Now().Before(end) {
+			off := rng.Int63n(size/4096) * 4096
+			t0 := time.Now()
+			if _, err := rf.ReadAt(mem, off); err != nil {
+				rdone <- err
+				return
+			}
+			rlat = append(rlat, time.Since(t0))
+		}
+		rdone <- nil
+	}()
+	rng := rand.New(rand.NewSource(1))
+	blk := buf[:4096]
+	var lat []time.Duration
+	for time.Now().Before(end) {
+		off := rng.Int63n(size/4096) * 4096
+		blk[0]++
+		t0 := time.Now()
+		if _, err := f.WriteAt(blk, off); err != nil {
+			return nil, nil, err
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	if err := <-rdone; err != nil {
+		return nil, nil, fmt.Errorf("O_DIRECT reader: %w", err)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	sort.Slice(rlat, func(i, j int) bool { return rlat[i] < rlat[j] })
+	return lat, rlat, nil
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%d µs", d.Microseconds()) }
