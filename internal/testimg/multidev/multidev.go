@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
@@ -129,6 +130,18 @@ func (f *FS) Detach() error {
 		exec.Command("btrfs", "device", "scan", "--forget", l).Run()
 		if out, err := exec.Command("losetup", "-d", l).CombinedOutput(); err != nil && first == nil {
 			first = fmt.Errorf("losetup -d %s: %v: %s", l, err, out)
+		}
+	}
+	// A loop device still busy (the kernel releasing the filesystem) is
+	// only marked to go away: wait until it has let go of its file.
+	deadline := time.Now().Add(10 * time.Second)
+	for _, l := range f.Loops {
+		bf := "/sys/block/" + filepath.Base(l) + "/loop/backing_file"
+		for {
+			if _, err := os.Stat(bf); err != nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 	return first
