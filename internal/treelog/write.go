@@ -245,6 +245,9 @@ func (w *Writer) unchanged(h *txn.Handle, o ondisk.InodeRef, pl *planned) (bool,
 		l.items[0].key.Type != ondisk.InodeItemKey || !slices.Equal(l.dels, pl.dels) || !slices.Equal(l.ranges, pl.ranges) {
 		return false, nil
 	}
+	if pl.item != nil {
+		return bytes.Equal(pl.item, l.data(l.items[0])), nil // as the planner read it
+	}
 	t, err := h.Tree(o.Root)
 	if err != nil {
 		return false, err

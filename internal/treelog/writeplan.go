@@ -36,6 +36,10 @@ const (
 type planned struct {
 	mode logMode
 	dir  bool
+	// item is the inode item as the planner read it (valid during the
+	// fsync: the handle keeps the tree still), so copying can tell an
+	// unchanged store without another lookup.
+	item []byte
 	// dels are DIR_INDEX indexes of committed names that replay must
 	// remove (a name renamed or unlinked away from this directory), each
 	// logged as a one-index DIR_LOG_INDEX range with no entry in it.
@@ -160,7 +164,7 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	if !ok || ii.NLink == 0 {
 		return ReasonDeleted, nil
 	}
-	pl.dir = ii.Mode&item.SIFMT == item.SIFDIR
+	pl.dir, pl.item = ii.Mode&item.SIFMT == item.SIFDIR, raw
 	if pl.dir && p.targets[ino] && pl.mode < modeDir {
 		pl.mode = modeDir
 	}
