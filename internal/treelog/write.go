@@ -45,6 +45,7 @@ type Writer struct {
 	logged    []ondisk.InodeRef              // inodes in the log (the targets' plan), sorted
 	plan      map[ondisk.InodeRef]*planned   // what of each logged inode is copied
 	memo      map[ondisk.InodeRef]*visitMemo // the planner's memory of this transaction
+	watch     watchSet                       // memos no change has touched since (Touched)
 	stores    map[ondisk.InodeRef]*inodeLog
 	disk      diskBlocks                  // blocks of the log on disk, by content
 	reused    []ondisk.LogicalAddr        // blocks of the log on disk the build uses again
@@ -79,6 +80,7 @@ func (w *Writer) Fsync(id ondisk.InodeRef, commit func() error) error {
 		w.transid, w.targets, w.logged = t, w.targets[:0], w.logged[:0]
 		w.disk.reset()
 		clear(w.memo)
+		w.watch.reset()
 		if len(w.stores) > 4*maxTargets {
 			clear(w.stores)
 		}
@@ -174,7 +176,7 @@ func (w *Writer) logAll(h *txn.Handle, id ondisk.InodeRef) (string, error) {
 		p, reason, err := newPlanner(h, w.f, sub)
 		if p != nil {
 			p.targets = map[ondisk.ObjectID]bool{}
-			p.memo = w.memo
+			p.memo, p.watch, p.fsynced = w.memo, &w.watch, id
 			plans[sub] = p
 		}
 		return p, reason, err

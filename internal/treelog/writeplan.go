@@ -72,6 +72,8 @@ type planner struct {
 	// targets are the fsync'd inodes: a directory among them is logged whole.
 	targets map[ondisk.ObjectID]bool
 	memo    map[ondisk.InodeRef]*visitMemo // the writer's, across fsyncs
+	watch   *watchSet                      // memos still current (the writer's)
+	fsynced ondisk.InodeRef                // the inode being fsync'd: always read
 	rec     *visitMemo                     // what the inode being visited adds
 }
 
@@ -157,6 +159,19 @@ func (p *planner) isNew(ino ondisk.ObjectID, ii item.InodeItem) (bool, error) {
 
 func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	pl := p.plan[ino]
+	id := ondisk.InodeRef{Root: p.subvol, Ino: ino}
+	if m := p.memo[id]; m != nil && m.transid == p.h.Transid() && id != p.fsynced &&
+		p.watch != nil && p.watch.has(id) {
+		// Untouched since the memo was made: its inode item is m.fp.
+		pl.dir, pl.item = m.dir, m.fp
+		if pl.dir && p.targets[ino] && pl.mode < modeDir {
+			pl.mode = modeDir
+		}
+		if m.mode == pl.mode {
+			p.replay(m, pl)
+			return "", nil
+		}
+	}
 	ii, raw, ok, err := inodeBytes(p.t, ino)
 	if err != nil {
 		return "", p.errorf(ino, "%w", err)
@@ -168,19 +183,15 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	if pl.dir && p.targets[ino] && pl.mode < modeDir {
 		pl.mode = modeDir
 	}
-	id := ondisk.InodeRef{Root: p.subvol, Ino: ino}
 	if m := p.memo[id]; m != nil && m.transid == p.h.Transid() && m.mode == pl.mode && bytes.Equal(m.fp, raw) {
 		// Planned before from this very inode item: the same plan.
-		for _, w := range m.wants {
-			p.want(w.ino, w.mode)
+		p.replay(m, pl)
+		if p.watch != nil {
+			p.watch.add(id)
 		}
-		for _, d := range m.dels {
-			p.del(d.ino, d.index)
-		}
-		pl.ranges = m.ranges
 		return "", nil
 	}
-	rec := &visitMemo{transid: p.h.Transid(), mode: pl.mode, fp: append([]byte(nil), raw...)}
+	rec := &visitMemo{transid: p.h.Transid(), mode: pl.mode, dir: pl.dir, fp: append([]byte(nil), raw...)}
 	p.rec = rec
 	defer func() { p.rec = nil }()
 	fresh, err := p.isNew(ino, ii)
@@ -207,8 +218,22 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	}
 	if p.memo != nil {
 		p.memo[id] = rec
+		if p.watch != nil {
+			p.watch.add(id)
+		}
 	}
 	return "", nil
+}
+
+// replay adds to the plan what visiting an inode added when memo m was made.
+func (p *planner) replay(m *visitMemo, pl *planned) {
+	for _, w := range m.wants {
+		p.want(w.ino, w.mode)
+	}
+	for _, d := range m.dels {
+		p.del(d.ino, d.index)
+	}
+	pl.ranges = m.ranges
 }
 
 // del plans the removal of the committed name with DIR_INDEX index in dir.
@@ -231,6 +256,7 @@ func (p *planner) del(dir ondisk.ObjectID, index uint64) {
 type visitMemo struct {
 	transid ondisk.Generation
 	mode    logMode
+	dir     bool
 	fp      []byte // the inode item as stored
 	wants   []wantRec
 	dels    []delRec

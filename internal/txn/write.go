@@ -40,16 +40,31 @@ func (f *Engine) writeDirty() (int, error) {
 			ws = append(ws, devWrite{c.Physical, n.Data})
 		}
 	}
-	if err := f.writeBatched(ws); err != nil {
+	if err := f.writeBatched(ws, nil); err != nil {
 		return 0, err
 	}
 	return len(f.dirty), nil
 }
 
-// writeBatched writes ws in physical order, merging contiguous ones.
-func (f *Engine) writeBatched(ws []devWrite) error {
+// writeBatched writes ws in physical order, merging contiguous ones. A
+// non-nil scratch is a buffer kept by the caller across calls (under the
+// caller's lock).
+func (f *Engine) writeBatched(ws []devWrite, scratch *[]byte) error {
 	sort.Slice(ws, func(i, j int) bool { return ws[i].phys < ws[j].phys })
+	total := 0
+	for _, w := range ws {
+		total += len(w.data)
+	}
 	var buf []byte
+	if scratch != nil {
+		buf = (*scratch)[:0]
+	}
+	if cap(buf) < min(total, maxWriteBatch) {
+		buf = make([]byte, 0, min(total, maxWriteBatch))
+	}
+	if scratch != nil {
+		defer func() { *scratch = buf[:0] }()
+	}
 	var at ondisk.PhysicalAddr
 	flush := func() error {
 		if len(buf) == 0 {
