@@ -1,8 +1,6 @@
 package treelog
 
 import (
-	"sync"
-
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
@@ -14,42 +12,32 @@ import (
 // again, so planning an fsync costs no tree lookup per inode already logged
 // and unchanged since.
 //
-// Its own mutex: Touched runs inside filesystem operations (under a
-// transaction handle), while Writer.mu is held across a whole fsync.
+// Every use happens under a transaction handle (the engine's lock): the
+// filesystem's operations call Touched inside theirs, the planner runs in
+// the fsync's; the handle orders them, so the set needs no lock of its own
+// (Writer.mu cannot serve: it is held across a whole fsync, which waits
+// for a handle).
 type watchSet struct {
-	mu  sync.Mutex
 	ids map[ondisk.InodeRef]struct{}
 }
 
 func (s *watchSet) add(id ondisk.InodeRef) {
-	s.mu.Lock()
 	if s.ids == nil {
 		s.ids = map[ondisk.InodeRef]struct{}{}
 	}
 	s.ids[id] = struct{}{}
-	s.mu.Unlock()
 }
 
 func (s *watchSet) has(id ondisk.InodeRef) bool {
-	s.mu.Lock()
 	_, ok := s.ids[id]
-	s.mu.Unlock()
 	return ok
 }
 
-func (s *watchSet) drop(id ondisk.InodeRef) {
-	s.mu.Lock()
-	delete(s.ids, id)
-	s.mu.Unlock()
-}
+func (s *watchSet) drop(id ondisk.InodeRef) { delete(s.ids, id) }
 
-func (s *watchSet) reset() {
-	s.mu.Lock()
-	clear(s.ids)
-	s.mu.Unlock()
-}
+func (s *watchSet) reset() { clear(s.ids) }
 
 // Touched tells the writer that inode id's items are about to change or
 // have changed in the running transaction (its inode item is written, made
-// or deleted). Safe to call from any goroutine holding a transaction handle.
+// or deleted). The caller holds a transaction handle.
 func (w *Writer) Touched(id ondisk.InodeRef) { w.watch.drop(id) }

@@ -2,6 +2,8 @@ package treelog_test
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"github.com/gobtrfs/gobtrfs/internal/treelog"
 )
 
 // BenchmarkWritersWhileFsync is seed 000's measurement: writers change
@@ -117,6 +120,13 @@ func BenchmarkWritersWhileFsync(b *testing.B) {
 // fsops (no FUSE), so that its profile shows the log writer alone.
 // Run: go test -run XXX -bench CreateWriteFsync -cpuprofile cpu.prof ./internal/treelog
 func BenchmarkCreateWriteFsync(b *testing.B) {
+	if n := os.Getenv("GOBTRFS_LOG_TARGETS"); n != "" {
+		v, err := strconv.Atoi(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer treelog.SetMaxTargets(treelog.SetMaxTargets(v))
+	}
 	testutil.NeedProgs(b)
 	img := filepath.Join(b.TempDir(), "img")
 	testutil.Mkfs(b, img, 2<<30)

@@ -71,6 +71,7 @@ type planner struct {
 	queue  []ondisk.ObjectID
 	// targets are the fsync'd inodes: a directory among them is logged whole.
 	targets map[ondisk.ObjectID]bool
+	slab    *plannedSlab                   // where plan entries come from (the writer's)
 	memo    map[ondisk.InodeRef]*visitMemo // the writer's, across fsyncs
 	watch   *watchSet                      // memos still current (the writer's)
 	fsynced ondisk.InodeRef                // the inode being fsync'd: always read
@@ -92,7 +93,7 @@ func newPlanner(h *txn.Handle, f *txn.Engine, subvol ondisk.ObjectID) (*planner,
 	if ct == nil {
 		return nil, ReasonNewSubvol, nil
 	}
-	return &planner{h: h, subvol: subvol, t: t, ct: ct, plan: map[ondisk.ObjectID]*planned{}}, "", nil
+	return &planner{h: h, subvol: subvol, t: t, ct: ct}, "", nil
 }
 
 // want adds ino to the plan with at least mode m.
@@ -102,7 +103,9 @@ func (p *planner) want(ino ondisk.ObjectID, m logMode) {
 	}
 	pl := p.plan[ino]
 	if pl == nil {
-		p.plan[ino] = &planned{mode: m}
+		pl := p.slab.get()
+		pl.mode = m
+		p.plan[ino] = pl
 		p.queue = append(p.queue, ino)
 		return
 	}
@@ -619,4 +622,59 @@ func (p *planner) entry(e inode.DirEntry) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// plannedSlab hands out plan entries from chunks kept across fsyncs: a
+// plan is made anew on every fsync, and its entries live until the next.
+type plannedSlab struct {
+	chunks [][]planned
+	used   int
+}
+
+const slabChunk = 256
+
+func (s *plannedSlab) reset() { s.used = 0 }
+
+func (s *plannedSlab) get() *planned {
+	c, i := s.used/slabChunk, s.used%slabChunk
+	if c == len(s.chunks) {
+		s.chunks = append(s.chunks, make([]planned, slabChunk))
+	}
+	s.used++
+	pl := &s.chunks[c][i]
+	*pl = planned{dels: pl.dels[:0]}
+	return pl
+}
+
+// mapPool keeps one planner's maps per subvolume across fsyncs, cleared
+// for each use, so that a plan of many inodes does not grow new maps.
+type mapPool struct {
+	plans   map[ondisk.ObjectID]map[ondisk.ObjectID]*planned
+	targets map[ondisk.ObjectID]map[ondisk.ObjectID]bool
+}
+
+func (m *mapPool) take(sub ondisk.ObjectID) map[ondisk.ObjectID]*planned {
+	if m.plans == nil {
+		m.plans = map[ondisk.ObjectID]map[ondisk.ObjectID]*planned{}
+	}
+	p := m.plans[sub]
+	if p == nil {
+		p = map[ondisk.ObjectID]*planned{}
+		m.plans[sub] = p
+	}
+	clear(p)
+	return p
+}
+
+func (m *mapPool) takeBool(sub ondisk.ObjectID) map[ondisk.ObjectID]bool {
+	if m.targets == nil {
+		m.targets = map[ondisk.ObjectID]map[ondisk.ObjectID]bool{}
+	}
+	p := m.targets[sub]
+	if p == nil {
+		p = map[ondisk.ObjectID]bool{}
+		m.targets[sub] = p
+	}
+	clear(p)
+	return p
 }
