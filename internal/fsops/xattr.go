@@ -3,6 +3,7 @@ package fsops
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/acl"
@@ -94,10 +95,19 @@ func (f *FS) SetXattr(id ondisk.InodeRef, name string, value []byte, flags int) 
 		}
 		return f.run(func(o *op) error { return o.setACL(id, name, a, flags) })
 	}
+	if !knownXattrPrefix(name) {
+		return errf(syscall.EOPNOTSUPP, "setxattr %q on %v: no such namespace", name, id)
+	}
 	return f.run(func(o *op) error {
 		x, err := o.writableInode(id)
 		if err != nil {
 			return err
+		}
+		if strings.HasPrefix(name, "user.") {
+			if t := x.Mode & item.SIFMT; t != item.SIFREG && t != item.SIFDIR {
+				// as the VFS: user attributes only on files and directories
+				return errf(syscall.EPERM, "setxattr %q on %v: user attributes need a regular file or directory", name, id)
+			}
 		}
 		old, err := o.findXattr(id, name)
 		if err != nil {
@@ -210,4 +220,17 @@ func (o *op) putXattr(id ondisk.InodeRef, name string, value []byte) error {
 		return fmt.Errorf("setxattr %q on %v: %w", name, id, err)
 	}
 	return nil
+}
+
+// knownXattrPrefix reports whether name is in a namespace the kernel
+// accepts on btrfs (xattr_permission and btrfs's handlers): user.,
+// trusted., security. and btrfs. (ACLs, system.posix_acl_*, are checked
+// apart; no other system. name exists on btrfs)
+func knownXattrPrefix(name string) bool {
+	for _, p := range []string{"user.", "trusted.", "security.", "btrfs."} {
+		if strings.HasPrefix(name, p) && len(name) > len(p) {
+			return true
+		}
+	}
+	return false
 }
