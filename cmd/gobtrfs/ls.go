@@ -5,43 +5,48 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gobtrfs/gobtrfs"
 )
 
-func init() {
-	commands["ls"] = cmdLs
-	usageText["ls"] = "list files of an image: ls [-l] [-R] [-i] [--no-verify] [-s N] [--subvol ID|PATH] [-d IMG]... IMAGE [PATH]"
-}
-
-const lsUsage = "ls [-l] [-R] [-i] [--no-verify] [-s N] [--subvol ID|PATH] [-d IMG]... IMAGE [PATH]"
-
-func cmdLs(args []string) error { return lsMain(args, os.Stdout, os.Stderr) }
+func init() { addCommand(newLsCmd) }
 
 type lsFlags struct {
 	long, recursive, ino bool
 }
 
-func lsMain(args []string, stdout, stderr io.Writer) error {
+func newLsCmd() *cobra.Command {
 	var img rdImageFlags
 	var lf lsFlags
-	fset := rdFlagSet("ls", lsUsage)
-	img.register(fset)
-	fset.BoolVar(&lf.long, "l", false, "long listing: mode, links, uid, gid, size, mtime")
-	fset.BoolVar(&lf.recursive, "R", false, "list subdirectories recursively (paths relative to PATH)")
-	fset.BoolVar(&lf.ino, "i", false, "print inode numbers")
-	pos, err := rdParse(fset, args)
-	if err != nil {
-		return err
+	c := &cobra.Command{
+		Use:   "ls [options] IMAGE [PATH]",
+		Short: "list files of an image",
+		Long: `List the directory PATH of IMAGE (default: its top directory) sorted by
+name, or the file PATH. Paths start at the default subvolume, or the one
+--subvol names.`,
+		Args: operands(1, 2, "need IMAGE and at most one PATH"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return lsRun(&img, lf, args, c.OutOrStdout(), c.ErrOrStderr())
+		},
 	}
-	if len(pos) < 1 || len(pos) > 2 {
-		fset.Usage()
-		return fmt.Errorf("need IMAGE and at most one PATH")
-	}
+	fl := c.Flags()
+	img.addFlags(fl, "s")
+	fl.BoolVarP(&lf.long, "long", "l", false, "long listing: mode, links, uid, gid, size, mtime")
+	fl.BoolVarP(&lf.recursive, "recursive", "R", false, "list subdirectories recursively (paths relative to PATH)")
+	fl.BoolVarP(&lf.ino, "inode", "i", false, "print inode numbers")
+	return c
+}
+
+func lsMain(args []string, stdout, stderr io.Writer) error {
+	return runCommand(newLsCmd(), args, stdout, stderr)
+}
+
+func lsRun(img *rdImageFlags, lf lsFlags, pos []string, stdout, stderr io.Writer) error {
 	fsys, err := img.open(pos[0], false, stderr)
 	if err != nil {
 		return err
