@@ -22,7 +22,7 @@ type sizeUnits struct {
 	fixed int    // 0: human; 1 KiB, 2 MiB, 3 GiB, 4 TiB
 }
 
-func (u sizeUnits) human() bool { return !u.raw && u.fixed == 0 }
+func (u sizeUnits) human() bool { return !u.raw && u.fixed == 0 && u.base != 1000 } // UNITS_HUMAN: binary only
 
 // size formats n. mirrors pretty_size_snprintf
 func (u sizeUnits) size(n uint64) string {
