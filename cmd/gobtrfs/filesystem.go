@@ -29,11 +29,6 @@ them for a mount of it: df, usage, show, and label (read or set).`
 	return g
 }
 
-// filesystemMain runs `gobtrfs filesystem ARGS...` (tests).
-func filesystemMain(args []string, stdout, stderr io.Writer) error {
-	return runCommand(newFilesystemCmd(), args, stdout, stderr)
-}
-
 // unitFlags are btrfs-progs' unit options (HELPINFO_UNITS_SHORT_LONG).
 type unitFlags struct {
 	raw, human, si, iec, k, m, g, t bool

@@ -65,7 +65,6 @@ func (s *scrubber) copies(logical ondisk.LogicalAddr, n uint64) ([]volume.Copy, 
 // would; a bad copy is rewritten from a good one with Repair.
 func (s *scrubber) treeBlock(r extentRec) {
 	ns := uint64(s.fi.Super.NodeSize)
-	s.rep.TreeExtents++
 	if s.o.Progress != nil {
 		s.o.Progress.Add(0, int64(ns))
 	}
@@ -82,6 +81,7 @@ func (s *scrubber) treeBlock(r extentRec) {
 	good := -1
 	for i := range copies {
 		bufs[i] = make([]byte, ns)
+		s.rep.TreeExtents++ // per copy, as the kernel counts tree_extents_scrubbed
 		if errs[i] = s.fi.R.ReadLogical(bufs[i], r.start, i); errs[i] == nil {
 			s.rep.TreeBytes += ns
 			errs[i] = s.fi.R.CheckCopy(r.start, bufs[i], exp)

@@ -94,7 +94,7 @@ type Report struct {
 	FSID                          ondisk.UUID
 	Started                       time.Time
 	Duration                      time.Duration
-	DataExtents, TreeExtents      uint64
+	DataExtents, TreeExtents      uint64 // data extents; tree blocks, every copy
 	DataBytes, TreeBytes          uint64 // bytes read and verified, every copy
 	ReadErrors, CsumErrors        uint64
 	VerifyErrors, SuperErrors     uint64
@@ -109,6 +109,7 @@ type Report struct {
 }
 
 // OK reports whether nothing is left bad: no error, or every one corrected.
+// (The counters are in sectors; NumErrors counts bad copies.)
 func (r *Report) OK() bool {
 	return r.Uncorrectable == 0 && r.ReadErrors+r.CsumErrors+r.VerifyErrors+r.SuperErrors == r.Corrected &&
 		len(r.WalkErrors) == 0
@@ -151,23 +152,32 @@ func Run(fi *fsinfo.FSInfo, o Options) (*Report, error) {
 	return s.rep, nil
 }
 
-// report counts e and keeps it.
+// report counts e and keeps it. The counters count sectors, as the
+// kernel's do: a bad copy of a tree block adds nodesize/sectorsize to
+// verify_errors whether its checksum or its header is wrong (the kernel
+// files both as metadata errors), a bad data sector one to csum_errors.
+// Corrected counts what was rewritten and read back good (the kernel's
+// read-only scrub also counts as corrected what it could have repaired).
 func (s *scrubber) report(e Error) {
-	switch e.Kind {
-	case ReadError:
-		s.rep.ReadErrors++
-	case CsumError:
-		s.rep.CsumErrors++
-	case VerifyError:
-		s.rep.VerifyErrors++
-	case SuperError:
-		s.rep.SuperErrors++
+	n := uint64(1)
+	if e.Kind != SuperError {
+		n = max(e.Length/uint64(s.fi.Super.SectorSize), 1)
+	}
+	switch {
+	case e.Kind == SuperError:
+		s.rep.SuperErrors += n
+	case e.Kind == ReadError:
+		s.rep.ReadErrors += n
+	case e.Metadata:
+		s.rep.VerifyErrors += n
+	default:
+		s.rep.CsumErrors += n
 	}
 	switch {
 	case e.Corrected:
-		s.rep.Corrected++
+		s.rep.Corrected += n
 	case e.Uncorrectable:
-		s.rep.Uncorrectable++
+		s.rep.Uncorrectable += n
 	}
 	s.rep.NumErrors++
 	if len(s.rep.Errors) < MaxErrors {

@@ -136,7 +136,7 @@ func TestScrubFindsAndRepairsDupCopies(t *testing.T) {
 	}
 
 	rep := runScrub(t, img, false)
-	if rep.CsumErrors != 2 || rep.Corrected != 0 || rep.Uncorrectable != 0 || rep.OK() {
+	if rep.CsumErrors != 1 || rep.VerifyErrors != 4 || rep.NumErrors != 2 || rep.Corrected != 0 || rep.Uncorrectable != 0 || rep.OK() {
 		t.Fatalf("damaged image: %s, corrected %d, uncorrectable %d, errors:\n%v", rep.Summary(), rep.Corrected, rep.Uncorrectable, rep.Errors)
 	}
 	var dataErr, metaErr string
@@ -161,7 +161,7 @@ func TestScrubFindsAndRepairsDupCopies(t *testing.T) {
 	}
 
 	rep = runScrub(t, img, true)
-	if rep.CsumErrors != 2 || rep.Corrected != 2 || !rep.OK() {
+	if rep.CsumErrors != 1 || rep.VerifyErrors != 4 || rep.Corrected != 5 || !rep.OK() {
 		t.Fatalf("repair: %s, corrected %d, uncorrectable %d: %v", rep.Summary(), rep.Corrected, rep.Uncorrectable, rep.Errors)
 	}
 	if rep = runScrub(t, img, false); rep.NumErrors != 0 {
