@@ -30,7 +30,7 @@ func TestScrubCLI(t *testing.T) {
 
 	raw, _ := os.ReadFile(img)
 	at := bytes.Index(raw, data[:4096])
-	if at < 0 || bytes.Index(raw[at+1:], data[:4096]) < 0 {
+	if at < 0 || !bytes.Contains(raw[at+1:], data[:4096]) {
 		t.Fatal("the file's data is not stored twice (DUP)")
 	}
 	flipByte(t, img, int64(at)+11)
