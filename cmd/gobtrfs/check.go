@@ -51,14 +51,18 @@ func checkMain(args []string, stdout, stderr io.Writer) error {
 // checkRun runs the checker on the devices pos (and -d).
 func checkRun(f *checkFlags, pos []string, stdout, stderr io.Writer) error {
 	paths := append(pos, f.devs...)
+	for _, p := range paths {
+		if err := checkImagePath(p); err != nil {
+			return err
+		}
+	}
 	dataCsum, super, quiet, quietUse := &f.dataCsum, &f.super, &f.quiet, &f.quietUse
 	if !*quiet {
 		fmt.Fprintf(stderr, "Checking filesystem on %s\n", pos[0])
 	}
 	rep, err := check.ImagesWith(paths, check.Options{CheckDataCsum: *dataCsum, SuperMirror: *super + 1})
 	if err != nil {
-		fmt.Fprintf(stderr, "ERROR: %v\n", err)
-		return err
+		return imageErr(pos[0], err) // printed once, by main
 	}
 	if rep.InUse != "" && !*quietUse {
 		fmt.Fprintf(stderr, "WARNING: %s\n", rep.InUse)

@@ -20,9 +20,12 @@ type imgFS struct {
 
 // openImgFS opens image writable.
 func openImgFS(image string, opts fsops.Options) (*imgFS, error) {
+	if err := checkImagePath(image); err != nil {
+		return nil, err
+	}
 	f, err := fsops.OpenImage(image, opts)
 	if err != nil {
-		return nil, err
+		return nil, imageErr(image, err)
 	}
 	return &imgFS{fs: f, image: image}, nil
 }

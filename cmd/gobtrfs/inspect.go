@@ -94,6 +94,9 @@ func dumpSuperRun(f *dumpSuperFlags, devices []string, stdout, stderr io.Writer)
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	for _, path := range devices {
+		if err := checkImagePath(path); err != nil {
+			return err
+		}
 		if h, busy := blockdev.Probe(path); busy {
 			fmt.Fprintf(stderr, "WARNING: %s\n", blockdev.InUseWarning(path, h))
 		}
@@ -194,6 +197,9 @@ func dumpTreeRun(to print.TreeOptions, operands []string, stdout, stderr io.Writ
 		}
 	}()
 	for _, path := range p.operands {
+		if err := checkImagePath(path); err != nil {
+			return err
+		}
 		dev, err := blockdev.OpenFile(path, true)
 		if err != nil {
 			return err
@@ -205,6 +211,9 @@ func dumpTreeRun(to print.TreeOptions, operands []string, stdout, stderr io.Writ
 	}
 	fs, err := fsinfo.OpenDevices(devs, fsinfo.Options{ReadOnly: true, Warn: warn, DeviceNames: p.operands})
 	if err != nil {
+		if err := imageErr(p.operands[0], err); errors.Is(err, errNotBtrfs) {
+			return err
+		}
 		return fmt.Errorf("unable to open %s: %w", strings.Join(p.operands, ", "), err)
 	}
 	fmt.Fprintln(stdout, dumpTreeBanner)

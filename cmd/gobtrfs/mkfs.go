@@ -12,6 +12,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/csum"
+	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/mkfs"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
@@ -60,6 +61,11 @@ mkfs.btrfs's, with the same letters.`,
 			if len(args) != 1 {
 				return usageErrorf("need exactly one IMAGE")
 			}
+			if ss := a.cfg.SectorSize; ss != 0 && ss != 4096 && ss != uint32(os.Getpagesize()) {
+				// as mkfs.btrfs; Linux mounts sector size 4K (subpage) or the page size
+				fmt.Fprintf(c.ErrOrStderr(), "WARNING: the filesystem may not be mountable, sectorsize %d doesn't match page size %d\n",
+					ss, os.Getpagesize())
+			}
 			a.image = args[0]
 			return a.run(c.OutOrStdout())
 		},
@@ -94,6 +100,16 @@ func runMkfs(args []string, out io.Writer) error {
 	return runCommand(newMkfsCmd(), args, out, os.Stderr)
 }
 
+// sizeErr says a too small size as the user gave it (-b 100M).
+func (a *mkfsArgs) sizeErr(err error) error {
+	var se *mkfs.SizeError
+	if a.sizeArg == "" || !errors.As(err, &se) || se.Size != a.size {
+		return err
+	}
+	return fmt.Errorf("-b %s is too small: the minimum for metadata profile %s is %s (%d bytes)",
+		a.sizeArg, se.Profile, humanSize(se.Min), se.Min)
+}
+
 // run makes the filesystem.
 func (a *mkfsArgs) run(out io.Writer) error {
 	if a.cfg.FSID.IsZero() {
@@ -101,7 +117,7 @@ func (a *mkfsArgs) run(out io.Writer) error {
 	}
 	dev, created, err := openImage(a)
 	if err != nil {
-		return err
+		return a.sizeErr(err)
 	}
 	err = mkfs.Make(dev, a.cfg)
 	if cerr := dev.Close(); err == nil && cerr != nil {
@@ -246,6 +262,9 @@ func parseUUID(s string) (ondisk.UUID, error) {
 // write it: size, and no existing filesystem unless -f. created reports a
 // new file, removed again if mkfs fails.
 func openImage(a *mkfsArgs) (dev *blockdev.File, created bool, err error) {
+	if st, err := os.Stat(a.image); err == nil && st.IsDir() {
+		return nil, false, fmt.Errorf("%s is a directory; mkfs needs an image file (made if missing) or a block device", a.image)
+	}
 	st, err := os.Stat(a.image)
 	isNew := errors.Is(err, os.ErrNotExist)
 	if err != nil && !isNew {
@@ -301,7 +320,8 @@ func openImage(a *mkfsArgs) (dev *blockdev.File, created bool, err error) {
 		}
 	}
 	if want > uint64(dev.Size()) {
-		return fail(fmt.Errorf("%s is %d bytes, smaller than the requested size %d", a.image, dev.Size(), want))
+		return fail(fmt.Errorf("%s is %d bytes (%s), smaller than the requested size %s", a.image, dev.Size(),
+			humanSize(uint64(dev.Size())), a.sizeArg))
 	}
 	if !isFile {
 		if err := checkConfig(a.cfg, max(want, uint64(dev.Size()))); err != nil {
@@ -334,20 +354,52 @@ func printSummary(out io.Writer, a *mkfsArgs, devSize uint64) error {
 	fmt.Fprintf(out, "Sector size:        %d\n", r.SectorSize)
 	fmt.Fprintf(out, "Filesystem size:    %s\n", humanSize(r.TotalBytes))
 	fmt.Fprintf(out, "Block group profiles:\n")
+	// the chunks on the image as made (--rootdir adds data chunks), else
+	// the plan's
+	chunks, err := imageChunks(a.image)
+	if err != nil {
+		chunks = chunks[:0]
+		for _, c := range r.Chunks {
+			chunks = append(chunks, mkfs.ChunkInfo{Type: c.Type, Length: c.Length})
+		}
+	}
 	for _, kind := range []struct {
 		name string
 		typ  uint64
 	}{{"Data", ondisk.BlockGroupData}, {"Metadata", ondisk.BlockGroupMetadata}, {"System", ondisk.BlockGroupSystem}} {
-		for _, c := range r.Chunks {
+		var total uint64
+		prof := ""
+		for _, c := range chunks {
 			if c.Type&ondisk.BlockGroupTypeMask == kind.typ {
-				_, prof, _ := strings.Cut(c.TypeString(), "|")
-				fmt.Fprintf(out, "  %-18s%-8s %16s\n", kind.name+":", prof, humanSize(c.Length))
+				total += c.Length
+				_, prof, _ = strings.Cut(c.TypeString(), "|")
 			}
+		}
+		if prof != "" {
+			fmt.Fprintf(out, "  %-18s%-8s %16s\n", kind.name+":", prof, humanSize(total))
 		}
 	}
 	fmt.Fprintf(out, "Features:           %s\n", strings.ReplaceAll(r.Features.String(), ",", ", "))
 	fmt.Fprintf(out, "Checksum:           %s\n", r.Csum)
 	return nil
+}
+
+// imageChunks reads the chunk tree of the image just made.
+func imageChunks(path string) ([]mkfs.ChunkInfo, error) {
+	dev, err := blockdev.OpenFile(path, true)
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	f, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true, Warn: func(string) {}})
+	if err != nil {
+		return nil, err
+	}
+	var out []mkfs.ChunkInfo
+	for _, m := range f.Chunks.All() {
+		out = append(out, mkfs.ChunkInfo{Logical: m.Logical, Type: m.Chunk.Type, Length: m.Chunk.Length})
+	}
+	return out, nil
 }
 
 func humanSize(n uint64) string {

@@ -73,8 +73,8 @@ func TestMkfsErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-b", "100M"}, "minimum for metadata profile dup is 109 MiB (114294784 bytes)"},
-		{[]string{"-b", "40M", "-m", "single"}, "minimum for metadata profile single is 45 MiB"},
+		{[]string{"-b", "100M"}, "-b 100M is too small: the minimum for metadata profile dup is 109.00MiB (114294784 bytes)"},
+		{[]string{"-b", "40M", "-m", "single"}, "-b 40M is too small: the minimum for metadata profile single is 45.00MiB"},
 		{[]string{"-b", "12Q"}, "invalid size \"12Q\""},
 		{[]string{"-s", "12Q"}, "invalid sector size \"12Q\""},
 		{[]string{"-n", "12288"}, "power of two"},

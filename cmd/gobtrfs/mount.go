@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,13 +25,27 @@ func init() {
 	}
 }
 
+// mountLong is mountcli's usage text without its usage line.
+func mountLong() string {
+	_, long, _ := strings.Cut(mountcli.Usage, "\n\n")
+	return strings.TrimRight(long, "\n")
+}
+
 // newMountCmd hands its arguments to internal/fusefs/mountcli, which parses
 // them as mount(8) helpers do (-o lists, options after the operands).
 func newMountCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:                "mount [-o OPTIONS] [--daemon] [IMAGE MOUNTPOINT]",
+	c := &cobra.Command{
+		Use:                "mount [-o OPTIONS] [--daemon] [-d] [IMAGE MOUNTPOINT]",
 		Short:              "mount an image through FUSE (no arguments: ./gobtrfs.img on ./mnt)",
+		Long:               mountLong(),
 		DisableFlagParsing: true,
-		RunE:               func(_ *cobra.Command, args []string) error { return mountcli.Main(args, false) },
+		RunE: func(_ *cobra.Command, args []string) error {
+			if _, err := mountcli.Parse(args, false); err != nil && !errors.Is(err, flag.ErrHelp) {
+				return usageError{err}
+			}
+			return mountcli.Main(args, false)
+		},
 	}
+	c.SetHelpFunc(func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), mountcli.Usage) })
+	return c
 }

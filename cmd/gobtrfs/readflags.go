@@ -105,7 +105,13 @@ func (o *rdImageFlags) open(img string, topLevel bool, stderr io.Writer) (*gobtr
 	case topLevel:
 		opts.SubvolID = 5
 	}
-	return gobtrfs.OpenDevices(o.devices.paths(img), opts)
+	for _, p := range o.devices.paths(img) {
+		if err := checkImagePath(p); err != nil {
+			return nil, err
+		}
+	}
+	fsys, err := gobtrfs.OpenDevices(o.devices.paths(img), opts)
+	return fsys, imageErr(img, err)
 }
 
 // rdParse parses flags anywhere among the positional arguments (after "--"
