@@ -33,6 +33,9 @@ func (d *DirEntry) Type() fs.FileMode {
 
 // Info returns the entry's FileInfo, with a *Stat as Sys().
 func (d *DirEntry) Info() (fs.FileInfo, error) {
+	if err := d.fs.errIfClosed("stat", d.e.Name); err != nil {
+		return nil, err
+	}
 	if d.err != nil {
 		return nil, pathErr("stat", d.e.Name, d.err)
 	}
@@ -75,6 +78,9 @@ func (f *FS) readDirFrom(dir ondisk.InodeRef, from uint64, n int, fn func(*DirEn
 // followed (its File reads as the target text). Walkers such as restore use
 // it to visit a tree without resolving each path from the root.
 func (d *DirEntry) Open() (*File, error) {
+	if err := d.fs.errIfClosed("open", d.e.Name); err != nil {
+		return nil, err
+	}
 	if d.err != nil {
 		return nil, pathErr("open", d.e.Name, d.err)
 	}

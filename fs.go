@@ -21,6 +21,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -30,9 +31,10 @@ import (
 // io/fs door over the read engine (internal/fsread), which it reaches by
 // resolving paths to inodes.
 type FS struct {
-	e    *fsread.Engine
-	opts Options
-	root ondisk.InodeRef
+	e      *fsread.Engine
+	opts   Options
+	root   ondisk.InodeRef
+	closed atomic.Bool
 }
 
 var (
@@ -95,7 +97,10 @@ func openDevices(devs []blockdev.Device, names []string, opts *Options) (*FS, er
 	if opts != nil {
 		o = *opts
 	}
-	eo := o.engine()
+	eo, err := o.engine()
+	if err != nil {
+		return nil, err
+	}
 	eo.DeviceNames = names
 	e, err := fsread.OpenDevices(devs, eo)
 	if err != nil {
@@ -105,14 +110,46 @@ func openDevices(devs []blockdev.Device, names []string, opts *Options) (*FS, er
 }
 
 // engine returns the options of the read engine.
-func (o *Options) engine() fsread.Options {
-	return fsread.Options{NoVerifyDataCsum: o.NoVerifyDataCsum, SuperMirror: o.SuperMirror, Warn: o.Warn,
+func (o *Options) engine() (fsread.Options, error) {
+	mirror, err := o.superMirror()
+	if err != nil {
+		return fsread.Options{}, err
+	}
+	return fsread.Options{NoVerifyDataCsum: o.NoVerifyDataCsum, SuperMirror: mirror, Warn: o.Warn,
 		ExtentCacheBytes: o.ExtentCacheBytes, TreeCacheBytes: o.TreeCacheBytes, SubvolID: o.SubvolID,
-		Subvol: o.Subvol, NoLogReplay: o.NoLogReplay}
+		Subvol: o.Subvol, NoLogReplay: o.NoLogReplay}, nil
 }
 
-// Close releases the image.
-func (f *FS) Close() error { return f.e.Close() }
+// superMirror turns SuperMirror (0-based, as btrfs-progs) into the
+// engines' form: 0 picks the primary with fallback, N >= 1 forces copy N-1.
+func (o *Options) superMirror() (int, error) {
+	n := o.SuperMirror
+	if n < 0 || n >= len(ondisk.SuperMirrorOffsets) {
+		return 0, fmt.Errorf("open: superblock mirror %d: only 0..%d exist", n, len(ondisk.SuperMirrorOffsets)-1)
+	}
+	if n == 0 && !o.ForceSuperMirror {
+		return 0, nil
+	}
+	return n + 1, nil
+}
+
+// Close releases the image. Every method of the FS and of its open files
+// called after Close fails with an error matching fs.ErrClosed (a second
+// Close included).
+func (f *FS) Close() error {
+	if f.closed.Swap(true) {
+		return pathErr("close", ".", fs.ErrClosed)
+	}
+	return f.e.Close()
+}
+
+// errIfClosed returns the error of op on name after Close, else nil.
+func (f *FS) errIfClosed(op, name string) error {
+	if f.closed.Load() {
+		return pathErr(op, name, fs.ErrClosed)
+	}
+	return nil
+}
 
 // warn reports msg once per key.
 func (f *FS) warn(key, msg string) { f.e.Warn(key, msg) }
