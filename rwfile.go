@@ -39,9 +39,9 @@ type RWFile struct {
 }
 
 var (
-	_ fs.ReadDirFile = (*RWFile)(nil)
-	_ io.ReaderAt    = (*RWFile)(nil)
-	_ io.WriterAt    = (*RWFile)(nil)
+	_ fs.ReadDirFile     = (*RWFile)(nil)
+	_ io.ReaderAt        = (*RWFile)(nil)
+	_ io.WriterAt        = (*RWFile)(nil)
 	_ io.ReadWriteSeeker = (*RWFile)(nil)
 	_ io.Closer          = (*RWFile)(nil)
 )
