@@ -19,8 +19,10 @@ type DirEntry struct {
 
 var _ fs.DirEntry = (*DirEntry)(nil)
 
+// Name is the entry's name.
 func (d *DirEntry) Name() string { return d.e.Name }
 
+// IsDir reports whether the entry is a directory (or a subvolume).
 func (d *DirEntry) IsDir() bool { return d.Type().IsDir() }
 
 // Type returns the type bits recorded in the directory entry.

@@ -33,9 +33,10 @@ var ErrLocked = blockdev.ErrLocked
 // names the device (devid and uuid).
 var ErrMissingDevice = volume.ErrMissingDevice
 
-// DataError reports file data that could not be read intact: which inode,
-// where in the file, which logical address and why.
-// Every door (FS, RW, the mounts) reports it the same way.
+// DataError reports file data that could not be read intact: which inode
+// (fields Subvol and Ino), where in the file (FileOffset), which logical
+// address (Logical) and why (Err, which it unwraps to). Every door (FS, RW,
+// the mounts) reports it the same way; errors.As(err, &dataErr) finds it.
 type DataError = fileread.DataError
 
 func pathErr(op, name string, err error) error {

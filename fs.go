@@ -1,16 +1,31 @@
-// Package gobtrfs reads and writes btrfs filesystem images in pure Go,
-// images that the Linux kernel mounts.
+// Package gobtrfs reads and writes btrfs filesystem images in pure Go (no
+// cgo, no root, no kernel mount): images that the Linux kernel mounts, and
+// images the kernel wrote.
 //
-// Open gives a read-only view; OpenRW (an *RW) changes an image, each
-// change in the current transaction until Commit or Close; Mkfs and
-// CreateImage make a new filesystem.
+// Reading: Open (or OpenDevices for a filesystem of several devices, or
+// OpenReaderAt) gives an *FS, a read-only io/fs.FS (with ReadDir, Stat,
+// ReadFile, ReadLink and Lstat) over one subvolume, crossing into nested
+// subvolumes and snapshots where the directory tree links them. Its files
+// are *File values: io.Reader, io.ReaderAt and io.Seeker with SeekData and
+// SeekHole. File data is verified against the csum tree unless
+// Options.NoVerifyDataCsum is set; metadata always is. An FS is safe for
+// concurrent use; after Close every call fails with fs.ErrClosed.
 //
-// An *FS is an io/fs.FS (with ReadDir, Stat, ReadLink and Lstat) over one
-// subvolume of an image, crossing into nested subvolumes and snapshots where
-// the directory tree links them. Opened files are *File values: io.ReaderAt,
-// io.Reader and io.Seeker with SEEK_DATA / SEEK_HOLE. File data is verified
-// against the csum tree unless Options.NoVerifyDataCsum is set. An FS is safe
-// for concurrent use.
+// Writing: Mkfs makes a new filesystem with mkfs.btrfs's options (Rootdir
+// fills it from a host directory), CreateImage an empty one with the
+// defaults. OpenRW opens an image for changes (an *RW): files, directories,
+// links, subvolumes and snapshots, xattrs and ACLs, reflinks, fallocate,
+// fsync through the log tree. RW.Create and RW.OpenFile give *RWFile
+// values (io.Writer, io.WriterAt, io.Reader, io.ReaderAt, io.Seeker,
+// io.Closer); RW.Stat, RW.ReadDir and RW.FS show the current state,
+// uncommitted changes included. Every change is in the running transaction
+// until RW.Commit or RW.Close (or a commit timer, RWOptions.CommitInterval);
+// one writer at a time holds an image (ErrLocked).
+//
+// Errors wrap their cause with the operation and the path or address; test
+// them with errors.Is against ErrNotBtrfs, ErrCorrupt, ErrLocked,
+// ErrMissingDevice and the io/fs errors (fs.ErrNotExist, fs.ErrExist,
+// fs.ErrClosed), or errors.As with *DataError.
 package gobtrfs
 
 import (

@@ -144,8 +144,8 @@ func (f *FS) GetXattr(name, attr string) ([]byte, error) {
 
 // Xattr is one extended attribute.
 type Xattr struct {
-	Name  string
-	Value []byte
+	Name  string // with its namespace: "user.x", "security.selinux", "system.posix_acl_access"
+	Value []byte // as stored
 }
 
 // Xattrs returns every extended attribute of name with its value, sorted by
