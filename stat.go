@@ -19,11 +19,11 @@ type Stat struct {
 	// Rdev is the device number in the form stat(2) returns (see Major/Minor);
 	// btrfs stores the kernel's internal form (major<<20 | minor).
 	Rdev       uint64
-	Size       int64  // bytes in the file (i_size)
-	Blocks     int64  // 512-byte blocks: NBytes/512
-	NBytes     uint64 // bytes of data the inode owns
-	Mode       uint32 // Linux mode bits, S_IFMT included
-	Flags      uint64 // BTRFS_INODE_* flags
+	Size       int64     // bytes in the file (i_size)
+	Blocks     int64     // 512-byte blocks: NBytes/512
+	NBytes     uint64    // bytes of data the inode owns
+	Mode       uint32    // Linux mode bits, S_IFMT included
+	Flags      uint64    // BTRFS_INODE_* flags
 	Generation uint64    // transaction that created the inode
 	Transid    uint64    // last transaction that changed it
 	Atime      time.Time // last access
