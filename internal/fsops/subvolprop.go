@@ -67,7 +67,7 @@ func (f *FS) SetDefaultSubvolume(id ondisk.ObjectID) error {
 		id = ondisk.FSTreeObjectID
 	}
 	if id != ondisk.FSTreeObjectID && (id < ondisk.FirstFreeObjectID || id > ondisk.LastFreeObjectID) {
-		return errf(syscall.EINVAL, "set default subvolume %d: not a subvolume id", id)
+		return errf(syscall.ENOENT, "set default subvolume %d: not a subvolume id", id)
 	}
 	return f.run(func(o *op) error {
 		ri, err := o.rootItem(id)

@@ -69,6 +69,7 @@ const (
 	fsInfoCsumInfo   = 1 << 0 // BTRFS_FS_INFO_FLAG_CSUM_INFO
 	fsInfoGeneration = 1 << 1 // BTRFS_FS_INFO_FLAG_GENERATION
 	fsInfoMetaUUID   = 1 << 2 // BTRFS_FS_INFO_FLAG_METADATA_UUID
+	pageSize         = 4096
 )
 
 // btrfsIoctl answers the btrfs ioctls above on n; ENOTTY for others.
@@ -79,9 +80,14 @@ func (n *Node) btrfsIoctl(ctx context.Context, cmd uint32, in, out []byte) sysca
 	case btrfsIocGetFeatures:
 		sb, errno := n.superblock()
 		if errno == 0 && len(out) >= 24 {
+			incompat := sb.IncompatFlags
+			if sb.NodeSize > pageSize {
+				// the kernel sets it when it mounts such a filesystem (open_ctree)
+				incompat |= ondisk.IncompatBigMetadata
+			}
 			binary.NativeEndian.PutUint64(out[0:], sb.CompatFlags)
 			binary.NativeEndian.PutUint64(out[8:], sb.CompatROFlags)
-			binary.NativeEndian.PutUint64(out[16:], sb.IncompatFlags)
+			binary.NativeEndian.PutUint64(out[16:], incompat)
 		}
 		return errno
 	case btrfsIocGetFslabel:
@@ -353,15 +359,21 @@ func (n *Node) defaultSubvol(ctx context.Context, in []byte) syscall.Errno {
 }
 
 // volName reads the NUL-terminated name of a vol_args(_v2) and checks it
-// as the kernel does: not empty, no '/', not "." or "..".
+// as the kernel does: a '/' is EINVAL, "." and ".." exist already, an
+// empty name is EACCES (lookup_one_len's answer).
 func volName(b []byte) (string, syscall.Errno) {
 	l := bytes.IndexByte(b, 0)
 	if l < 0 {
 		l = len(b)
 	}
 	name := string(b[:l])
-	if name == "" || name == "." || name == ".." || bytes.IndexByte(b[:l], '/') >= 0 {
+	switch {
+	case bytes.IndexByte(b[:l], '/') >= 0:
 		return "", syscall.EINVAL
+	case name == "." || name == "..":
+		return "", syscall.EEXIST
+	case name == "":
+		return "", syscall.EACCES
 	}
 	if len(name) > nameMax {
 		return "", syscall.ENAMETOOLONG
