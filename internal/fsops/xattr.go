@@ -88,6 +88,9 @@ func (f *FS) SetXattr(id ondisk.InodeRef, name string, value []byte, flags int) 
 	if len(name)+len(value) > f.maxXattrSize() {
 		return errf(syscall.ENOSPC, "setxattr %q on %v: %d bytes", name, id, len(name)+len(value))
 	}
+	if isProp(name) {
+		return f.setProp(id, name, value, flags)
+	}
 	if acl.IsACL(name) {
 		a, err := acl.Parse(value)
 		if err != nil {
@@ -133,6 +136,9 @@ func (f *FS) SetXattr(id ondisk.InodeRef, name string, value []byte, flags int) 
 // RemoveXattr deletes name; ENODATA if unset. Removing an ACL that is not
 // set is no error, as on btrfs.
 func (f *FS) RemoveXattr(id ondisk.InodeRef, name string) error {
+	if isProp(name) {
+		return f.setProp(id, name, nil, XattrReplace)
+	}
 	if acl.IsACL(name) {
 		return f.run(func(o *op) error { return o.setACL(id, name, nil, 0) })
 	}

@@ -336,7 +336,7 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		}
 		return 0, n.m.errnoOf("setflags", n.id, r.setFlags(n.id, fl))
 	}
-	return 0, syscall.ENOTTY
+	return 0, n.btrfsIoctl(ctx, cmd, input, output) // btrfsioctl.go
 }
 
 // setFlags sets id's inode flags with its buffered data written back

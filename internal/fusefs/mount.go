@@ -96,6 +96,10 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 		mt.closeBackend()
 		return nil, fmt.Errorf("mount %s on %s: %w", image, mountpoint, err)
 	}
+	m.server = mt.server
+	if a, err := filepath.Abs(mountpoint); err == nil {
+		m.mountpoint = a
+	}
 	return mt, nil
 }
 
