@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/pagecache"
 	"github.com/gobtrfs/gobtrfs/internal/treelog"
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -197,6 +198,14 @@ func (mt *Mount) FsyncStats() treelog.StatsSnapshot {
 		return treelog.StatsSnapshot{}
 	}
 	return mt.m.rw.ops.FsyncStats()
+}
+
+// CommitStats reports the mount's commits (zeros on a read-only mount).
+func (mt *Mount) CommitStats() fsops.CommitStats {
+	if mt.m.rw == nil {
+		return fsops.CommitStats{}
+	}
+	return mt.m.rw.ops.CommitStats()
 }
 
 // ReadOnly reports a read-only mount.

@@ -1,7 +1,6 @@
 package txn
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -14,36 +13,6 @@ const maxWriteBatch = 4 << 20
 type devWrite struct {
 	phys ondisk.PhysicalAddr
 	data []byte
-}
-
-// writeDirty checksums every dirty tree block and writes it to each of its
-// copies, coalescing writes to adjacent physical ranges. It returns how many
-// blocks it wrote. mirrors btree_write_cache_pages + csum_dirty_buffer
-func (f *Engine) writeDirty() (int, error) {
-	ns := uint64(f.super.NodeSize)
-	var ws []devWrite
-	for addr, n := range f.dirty {
-		if n.Generation() != f.transid || n.Addr != addr {
-			return 0, fmt.Errorf("block %d: generation %d in transaction %d", uint64(addr), n.Generation(), f.transid)
-		}
-		fl := binary.LittleEndian.Uint64(n.Data[0x38:])
-		binary.LittleEndian.PutUint64(n.Data[0x38:], fl|ondisk.HeaderFlagWritten)
-		f.Info.Csum.SetBlock(n.Data)
-		copies, avail, err := f.Info.Chunks.Map(addr, ns)
-		if err != nil {
-			return 0, fmt.Errorf("block %d: %w", uint64(addr), err)
-		}
-		if avail < ns {
-			return 0, fmt.Errorf("block %d: crosses a stripe boundary", uint64(addr))
-		}
-		for _, c := range copies {
-			ws = append(ws, devWrite{c.Physical, n.Data})
-		}
-	}
-	if err := f.writeBatched(ws, nil); err != nil {
-		return 0, err
-	}
-	return len(f.dirty), nil
 }
 
 // writeBatched writes ws in physical order, merging contiguous ones. A
