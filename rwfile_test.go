@@ -119,6 +119,33 @@ func TestRWFile(t *testing.T) {
 	}
 	tr.Close()
 
+	// small Reads see changes made through other doors at once (the
+	// read-ahead window follows the inode's version)
+	rd, err := w.OpenFile("/new", os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := make([]byte, 1)
+	for i, change := range []func(){
+		func() { w.WriteAt("/new", []byte("Z"), 1) },
+		func() { w.Truncate("/new", 2) },
+	} {
+		if _, err := rd.Read(one); err != nil {
+			t.Fatal(err)
+		}
+		change()
+		n, err := rd.Read(one)
+		if i == 0 && (n != 1 || one[0] != 'Z') {
+			t.Errorf("Read after RW.WriteAt: %q, %v; want \"Z\"", one[:n], err)
+		}
+		if i == 1 && (n != 0 || err != io.EOF) {
+			t.Errorf("Read past a truncation: %d bytes, %v; want io.EOF", n, err)
+		}
+	}
+	rd.Close()
+	want.Truncate(2)
+	copy(want.Bytes()[1:], "Z")
+
 	// Stat / ReadDir / FS() see the uncommitted state
 	if fi, err := w.Stat("/hello"); err != nil || fi.Size() != int64(len("hi\nmore\n")) {
 		t.Errorf("RW.Stat: %v, %v", fi, err)
