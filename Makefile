@@ -6,7 +6,7 @@ FUZZTIME ?= 3s
 # proxy on a fresh machine and keeps it out of go.mod.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: test deps unit fuzz build bench invariants
+.PHONY: test deps unit fuzz build bench invariants man
 
 test: deps build unit invariants fuzz
 
@@ -35,3 +35,8 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+# A man page per command (gobtrfs.1, gobtrfs-mkfs.1, ...) in ./man; read
+# one with `man -l man/gobtrfs-mkfs.1`.
+man:
+	$(GO) run ./cmd/gobtrfs man man

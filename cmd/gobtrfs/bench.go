@@ -1,8 +1,20 @@
 package main
 
-import "github.com/gobtrfs/gobtrfs/internal/bench"
+import (
+	"github.com/spf13/cobra"
 
-func init() {
-	commands["bench"] = bench.Main
-	usageText["bench"] = "run benchmarks against the kernel and other baselines (gobtrfs bench list)"
+	"github.com/gobtrfs/gobtrfs/internal/bench"
+)
+
+func init() { addCommand(newBenchCmd) }
+
+// newBenchCmd hands its arguments to internal/bench, which has its own
+// subcommands and options.
+func newBenchCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "bench [SUBCOMMAND] [ARGS...]",
+		Short:              "run benchmarks against the kernel and other baselines (gobtrfs bench list)",
+		DisableFlagParsing: true,
+		RunE:               func(_ *cobra.Command, args []string) error { return bench.Main(args) },
+	}
 }

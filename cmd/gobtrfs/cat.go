@@ -1,30 +1,34 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"os"
+
+	"github.com/spf13/cobra"
 )
 
-func init() {
-	commands["cat"] = cmdCat
-	usageText["cat"] = "print files of an image: cat [--no-verify] [-s N] [--subvol ID|PATH] [-d IMG]... IMAGE PATH..."
+func init() { addCommand(newCatCmd) }
+
+func newCatCmd() *cobra.Command {
+	var img rdImageFlags
+	c := &cobra.Command{
+		Use:   "cat [options] IMAGE PATH...",
+		Short: "print files of an image",
+		Long: `Print the content of files of IMAGE (paths from its default subvolume, or
+the one --subvol names) to standard output, one after the other.`,
+		Args: operands(2, -1, "need IMAGE and PATH"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return catRun(&img, args, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	img.addFlags(c.Flags(), "s")
+	return c
 }
 
-func cmdCat(args []string) error { return catMain(args, os.Stdout, os.Stderr) }
-
 func catMain(args []string, stdout, stderr io.Writer) error {
-	var img rdImageFlags
-	fs := rdFlagSet("cat", "cat [--no-verify] [-s N] [--subvol ID|PATH] [-d IMG]... IMAGE PATH...")
-	img.register(fs)
-	pos, err := rdParse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) < 2 {
-		fs.Usage()
-		return fmt.Errorf("need IMAGE and PATH")
-	}
+	return runCommand(newCatCmd(), args, stdout, stderr)
+}
+
+func catRun(img *rdImageFlags, pos []string, stdout, stderr io.Writer) error {
 	fsys, err := img.open(pos[0], false, stderr)
 	if err != nil {
 		return err

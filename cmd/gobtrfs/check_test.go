@@ -21,7 +21,7 @@ func checkCmd(args ...string) (string, string, error) {
 // with a wrong bytes_used in the superblock (an ERROR line, non-zero exit).
 func TestCheckCommand(t *testing.T) {
 	img := filepath.Join(t.TempDir(), "img")
-	if _, err := mkfsCmd(t, "-q", "-s", "256M", img); err != nil {
+	if _, err := mkfsCmd(t, "-q", "-b", "256M", img); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, err := checkCmd(img)

@@ -2,9 +2,7 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"path"
 	"syscall"
 
@@ -20,20 +18,14 @@ type imgFS struct {
 	image string
 }
 
-// writeFlags is the flag set of write command name: errors and usage go to
-// stderr.
-func writeFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
-	fl := flag.NewFlagSet(name, flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() { fmt.Fprint(stderr, usage) }
-	return fl
-}
-
 // openImgFS opens image writable.
 func openImgFS(image string, opts fsops.Options) (*imgFS, error) {
+	if err := checkImagePath(image); err != nil {
+		return nil, err
+	}
 	f, err := fsops.OpenImage(image, opts)
 	if err != nil {
-		return nil, err
+		return nil, imageErr(image, err)
 	}
 	return &imgFS{fs: f, image: image}, nil
 }

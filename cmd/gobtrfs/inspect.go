@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -19,145 +21,94 @@ import (
 // rest of the output follows that version's format.
 const dumpTreeBanner = "gobtrfs (btrfs-progs v6.2 dump format)"
 
-func init() {
-	commands["inspect"] = cmdInspect
-	usageText["inspect"] = "dump-super | dump-tree: print superblocks and trees like btrfs inspect-internal"
-}
+func init() { addCommand(newInspectCmd) }
 
-const inspectUsage = `usage: gobtrfs inspect dump-super [-f] [-a] [-F] [-s 0|1|2] [--bytenr OFF] DEVICE...
-       gobtrfs inspect dump-tree [-t TREE] [-b BLOCK [--follow]] [-e|-d|-r|-R|-u]
-                                 [--bfs|--dfs] [--hide-names] [--csum-headers] [--csum-items] DEVICE...`
-
-func cmdInspect(args []string) error {
-	return inspectMain(args, os.Stdout, os.Stderr)
+func newInspectCmd() *cobra.Command {
+	g := newGroupCmd("inspect", "print superblocks and trees like btrfs inspect-internal",
+		newDumpSuperCmd(), newDumpTreeCmd())
+	g.Aliases = []string{"inspect-internal"}
+	return g
 }
 
 func inspectMain(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New(strings.TrimSpace(inspectUsage))
-	}
-	switch args[0] {
-	case "dump-super":
-		return dumpSuperMain(args[1:], stdout, stderr)
-	case "dump-tree":
-		return dumpTreeMain(args[1:], stdout, stderr)
-	}
-	return fmt.Errorf("unknown inspect command %q\n%s", args[0], inspectUsage)
+	return runCommand(newInspectCmd(), args, stdout, stderr)
 }
 
-// optParser is a small getopt_long: options may follow operands, short
-// flags may be grouped, values may be attached (-tfs, --tree=fs).
-type optParser struct {
-	args     []string
-	withArg  map[string]bool // option names (without dashes) that take a value
-	operands []string
+// dumpSuperFlags are the options of dump-super; -s, --bytenr and -a are
+// applied in the order given, the last one winning, as in btrfs-progs.
+type dumpSuperFlags struct {
+	all, full, force bool
+	bytenr           uint64
 }
 
-type opt struct{ name, value string }
-
-func (p *optParser) parse() ([]opt, error) {
-	var out []opt
-	for i := 0; i < len(p.args); i++ {
-		a := p.args[i]
-		switch {
-		case a == "--":
-			p.operands = append(p.operands, p.args[i+1:]...)
-			return out, nil
-		case strings.HasPrefix(a, "--"):
-			name, val, hasVal := strings.Cut(a[2:], "=")
-			if p.withArg[name] && !hasVal {
-				if i+1 >= len(p.args) {
-					return nil, fmt.Errorf("option --%s needs a value", name)
-				}
-				i++
-				val = p.args[i]
-			}
-			out = append(out, opt{name, val})
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-			for j := 1; j < len(a); j++ {
-				name := a[j : j+1]
-				if !p.withArg[name] {
-					out = append(out, opt{name, ""})
-					continue
-				}
-				val := a[j+1:]
-				if val == "" {
-					if i+1 >= len(p.args) {
-						return nil, fmt.Errorf("option -%s needs a value", name)
-					}
-					i++
-					val = p.args[i]
-				}
-				out = append(out, opt{name, val})
-				break
-			}
-		default:
-			p.operands = append(p.operands, a)
-		}
+// newDumpSuperCmd mirrors cmd_inspect_dump_super.
+func newDumpSuperCmd() *cobra.Command {
+	f := &dumpSuperFlags{bytenr: uint64(ondisk.SuperMirrorOffsets[0])}
+	c := &cobra.Command{
+		Use:   "dump-super [options] DEVICE...",
+		Short: "print superblocks as btrfs inspect-internal dump-super",
+		Args:  operands(1, -1, "need at least one DEVICE"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return dumpSuperRun(f, args, c.OutOrStdout(), c.ErrOrStderr())
+		},
 	}
-	return out, nil
-}
-
-// dumpSuperMain mirrors cmd_inspect_dump_super.
-func dumpSuperMain(args []string, stdout, stderr io.Writer) error {
-	p := &optParser{args: args, withArg: map[string]bool{"s": true, "super": true, "i": true, "bytenr": true}}
-	opts, err := p.parse()
-	if err != nil {
-		return err
-	}
-	all, full, force := false, false, false
-	bytenr := uint64(ondisk.SuperMirrorOffsets[0])
-	for _, o := range opts {
-		switch o.name {
-		case "a", "all":
-			all = true
-		case "f", "full":
-			full = true
-		case "F", "force":
-			force = true
-		case "s", "super", "i":
-			n, err := strconv.ParseUint(o.value, 0, 64)
+	fl := c.Flags()
+	fl.BoolFuncP("all", "a", "print all superblock copies", func(string) error { f.all = true; return nil })
+	fl.BoolVarP(&f.full, "full", "f", false, "print full superblock information, including the backup roots")
+	fl.BoolVarP(&f.force, "force", "F", false, "print a superblock even with a bad magic")
+	mirror := func(deprecatedBytenr bool) func(string) error {
+		return func(v string) error {
+			n, err := strconv.ParseUint(v, 0, 64)
 			if err != nil {
-				return fmt.Errorf("invalid superblock copy %q", o.value)
+				return fmt.Errorf("invalid superblock copy %q", v)
 			}
 			if n >= uint64(len(ondisk.SuperMirrorOffsets)) {
-				if o.name == "i" {
+				if !deprecatedBytenr {
 					return fmt.Errorf("super mirror too big: %d >= %d", n, len(ondisk.SuperMirrorOffsets))
 				}
-				fmt.Fprintf(stderr, "WARNING: deprecated use of -s <bytenr> with %d, assuming --bytenr\n", n)
-				bytenr = n
+				fmt.Fprintf(c.ErrOrStderr(), "WARNING: deprecated use of -s <bytenr> with %d, assuming --bytenr\n", n)
+				f.bytenr = n
 			} else {
-				bytenr = uint64(ondisk.SuperMirrorOffsets[n])
+				f.bytenr = uint64(ondisk.SuperMirrorOffsets[n])
 			}
-			all = false
-		case "bytenr":
-			n, err := strconv.ParseUint(o.value, 0, 64)
-			if err != nil {
-				return fmt.Errorf("invalid --bytenr %q", o.value)
-			}
-			bytenr, all = n, false
-		default:
-			return fmt.Errorf("unknown option %q\n%s", o.name, inspectUsage)
+			f.all = false
+			return nil
 		}
 	}
-	if len(p.operands) == 0 {
-		return errors.New(strings.TrimSpace(inspectUsage))
-	}
+	fl.FuncP("super", "s", "print superblock copy `N` (0, 1 or 2)", mirror(true))
+	fl.FuncP("i", "i", "same as -s, without the deprecated byte offset", mirror(false))
+	fl.Lookup("i").Hidden = true
+	fl.Func("bytenr", "print the superblock at byte `OFFSET`", func(v string) error {
+		n, err := strconv.ParseUint(v, 0, 64)
+		if err != nil {
+			return fmt.Errorf("invalid --bytenr %q", v)
+		}
+		f.bytenr, f.all = n, false
+		return nil
+	})
+	return c
+}
+
+// dumpSuperRun prints the superblocks of every device.
+func dumpSuperRun(f *dumpSuperFlags, devices []string, stdout, stderr io.Writer) error {
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
-	for _, path := range p.operands {
+	for _, path := range devices {
+		if err := checkImagePath(path); err != nil {
+			return err
+		}
 		if h, busy := blockdev.Probe(path); busy {
 			fmt.Fprintf(stderr, "WARNING: %s\n", blockdev.InUseWarning(path, h))
 		}
-		offs := []uint64{bytenr}
-		if all {
+		offs := []uint64{f.bytenr}
+		if f.all {
 			offs = nil
 			for _, o := range ondisk.SuperMirrorOffsets {
 				offs = append(offs, uint64(o))
 			}
 		}
 		for _, off := range offs {
-			if err := dumpOneSuper(w, path, off, full, force); err != nil {
+			if err := dumpOneSuper(w, path, off, f.full, f.force); err != nil {
 				return err
 			}
 			w.WriteString("\n")
@@ -192,58 +143,51 @@ func dumpOneSuper(w *bufio.Writer, path string, off uint64, full, force bool) er
 	return print.DumpSuper(w, sb, full)
 }
 
-// dumpTreeMain mirrors cmd_inspect_dump_tree.
-func dumpTreeMain(args []string, stdout, stderr io.Writer) error {
-	p := &optParser{args: args, withArg: map[string]bool{"b": true, "block": true, "t": true, "tree": true}}
-	opts, err := p.parse()
-	if err != nil {
-		return err
-	}
+// newDumpTreeCmd mirrors cmd_inspect_dump_tree.
+func newDumpTreeCmd() *cobra.Command {
 	var to print.TreeOptions
-	for _, o := range opts {
-		switch o.name {
-		case "e", "extents":
-			to.Extents = true
-		case "d", "device":
-			to.Device = true
-		case "r", "roots":
-			to.Roots = true
-		case "R", "backups":
-			to.Roots, to.Backups = true, true
-		case "u", "uuid":
-			to.UUID = true
-		case "b", "block":
-			n, err := strconv.ParseUint(o.value, 0, 64)
-			if err != nil {
-				return fmt.Errorf("invalid block number %q", o.value)
-			}
-			to.Blocks = append(to.Blocks, ondisk.LogicalAddr(n))
-		case "t", "tree":
-			id, err := parseTreeID(o.value)
-			if err != nil {
-				return err
-			}
-			to.Tree = id
-		case "follow":
-			to.Follow = true
-		case "dfs":
-			to.DFS = true
-		case "bfs":
-			to.DFS = false
-		case "noscan":
-		case "hide-names":
-			to.HideNames = true
-		case "csum-headers":
-			to.CsumHeaders = true
-		case "csum-items":
-			to.CsumItems = true
-		default:
-			return fmt.Errorf("unknown option %q\n%s", o.name, inspectUsage)
+	c := &cobra.Command{
+		Use:   "dump-tree [options] DEVICE...",
+		Short: "print trees as btrfs inspect-internal dump-tree",
+		Long: `Print the trees of the filesystem on DEVICE (several: the devices of a
+multi-device filesystem) in btrfs-progs v6.2's format.`,
+		Args: operands(1, -1, "need at least one DEVICE"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return dumpTreeRun(to, args, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	fl := c.Flags()
+	fl.BoolVarP(&to.Extents, "extents", "e", false, "print only the extent and device trees")
+	fl.BoolVarP(&to.Device, "device", "d", false, "print only the device-related trees")
+	fl.BoolVarP(&to.Roots, "roots", "r", false, "print only short root node information")
+	fl.BoolFuncP("backups", "R", "as -r, plus the backup roots", func(string) error { to.Roots, to.Backups = true, true; return nil })
+	fl.BoolVarP(&to.UUID, "uuid", "u", false, "print only the uuid tree")
+	fl.FuncP("block", "b", "print the tree block at `BYTENR` (repeat for several)", func(v string) error {
+		n, err := strconv.ParseUint(v, 0, 64)
+		if err != nil {
+			return fmt.Errorf("invalid block number %q", v)
 		}
-	}
-	if len(p.operands) < 1 {
-		return errors.New(strings.TrimSpace(inspectUsage))
-	}
+		to.Blocks = append(to.Blocks, ondisk.LogicalAddr(n))
+		return nil
+	})
+	fl.BoolVar(&to.Follow, "follow", false, "with -b, print the children of the block too")
+	fl.FuncP("tree", "t", "print only the tree `ID` (a number or a name: fs, root, extent, csum, ...)", func(v string) error {
+		id, err := parseTreeID(v)
+		to.Tree = id
+		return err
+	})
+	fl.BoolFunc("dfs", "depth-first traversal", func(string) error { to.DFS = true; return nil })
+	fl.BoolFunc("bfs", "breadth-first traversal (the default)", func(string) error { to.DFS = false; return nil })
+	fl.Bool("noscan", false, "accepted for btrfs-progs compatibility (devices are never scanned)")
+	fl.BoolVar(&to.HideNames, "hide-names", false, "do not print file names")
+	fl.BoolVar(&to.CsumHeaders, "csum-headers", false, "print the checksums of tree block headers")
+	fl.BoolVar(&to.CsumItems, "csum-items", false, "print the checksums of csum items")
+	return c
+}
+
+// dumpTreeRun prints the trees to asks for.
+func dumpTreeRun(to print.TreeOptions, operands []string, stdout, stderr io.Writer) error {
+	p := struct{ operands []string }{operands}
 	// several operands: the devices of a multi-device filesystem, as btrfs-progs takes them
 	warn := func(msg string) { fmt.Fprintf(stderr, "WARNING: %s\n", msg) }
 	var devs []blockdev.Device
@@ -253,6 +197,9 @@ func dumpTreeMain(args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 	for _, path := range p.operands {
+		if err := checkImagePath(path); err != nil {
+			return err
+		}
 		dev, err := blockdev.OpenFile(path, true)
 		if err != nil {
 			return err
@@ -264,6 +211,9 @@ func dumpTreeMain(args []string, stdout, stderr io.Writer) error {
 	}
 	fs, err := fsinfo.OpenDevices(devs, fsinfo.Options{ReadOnly: true, Warn: warn, DeviceNames: p.operands})
 	if err != nil {
+		if err := imageErr(p.operands[0], err); errors.Is(err, errNotBtrfs) {
+			return err
+		}
 		return fmt.Errorf("unable to open %s: %w", strings.Join(p.operands, ", "), err)
 	}
 	fmt.Fprintln(stdout, dumpTreeBanner)

@@ -1,41 +1,40 @@
 package main
 
 import (
-	"errors"
 	"io"
 	"os"
 	"path"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 )
 
-func init() {
-	commands["ln"] = func(args []string) error { return lnMain(args, os.Stderr) }
-	usageText["ln"] = "make a hard or symbolic link in an image: ln [-s] IMAGE TARGET LINKNAME"
+func init() { addCommand(newLnCmd) }
+
+func newLnCmd() *cobra.Command {
+	var symbolic bool
+	c := &cobra.Command{
+		Use:   "ln [-s] IMAGE TARGET LINKNAME",
+		Short: "make a hard or symbolic link in an image",
+		Long: `Make LINKNAME inside IMAGE a hard link to the image file TARGET, or with -s
+a symbolic link whose target is the text TARGET. When LINKNAME is a
+directory the link is made inside it.`,
+		Args: operands(3, 3, "need IMAGE, TARGET and LINKNAME"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			m, err := openImgFS(args[0], fsops.Options{})
+			if err != nil {
+				return err
+			}
+			return m.finish(m.ln(args[1], args[2], symbolic))
+		},
+	}
+	c.Flags().BoolVarP(&symbolic, "symbolic", "s", false, "make a symbolic link")
+	return c
 }
 
-const lnUsage = `usage: gobtrfs ln [-s] IMAGE TARGET LINKNAME
-
-Make LINKNAME inside IMAGE a hard link to the image file TARGET, or with -s
-a symbolic link whose target is the text TARGET. When LINKNAME is a
-directory the link is made inside it.
-`
-
 func lnMain(args []string, stderr io.Writer) error {
-	fl := writeFlags("ln", lnUsage, stderr)
-	symbolic := fl.Bool("s", false, "symbolic")
-	if err := fl.Parse(args); err != nil {
-		return err
-	}
-	if fl.NArg() != 3 {
-		fl.Usage()
-		return errors.New("need IMAGE, TARGET and LINKNAME")
-	}
-	m, err := openImgFS(fl.Arg(0), fsops.Options{})
-	if err != nil {
-		return err
-	}
-	return m.finish(m.ln(fl.Arg(1), fl.Arg(2), *symbolic))
+	return runCommand(newLnCmd(), args, stderr, stderr)
 }
 
 func (m *imgFS) ln(target, link string, symbolic bool) error {

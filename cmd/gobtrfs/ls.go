@@ -5,43 +5,56 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gobtrfs/gobtrfs"
 )
 
-func init() {
-	commands["ls"] = cmdLs
-	usageText["ls"] = "list files of an image: ls [-l] [-R] [-i] [--no-verify] [-s N] [--subvol ID|PATH] [-d IMG]... IMAGE [PATH]"
-}
-
-const lsUsage = "ls [-l] [-R] [-i] [--no-verify] [-s N] [--subvol ID|PATH] [-d IMG]... IMAGE [PATH]"
-
-func cmdLs(args []string) error { return lsMain(args, os.Stdout, os.Stderr) }
+func init() { addCommand(newLsCmd) }
 
 type lsFlags struct {
 	long, recursive, ino bool
+	null, json           bool
+}
+
+func newLsCmd() *cobra.Command {
+	var img rdImageFlags
+	var lf lsFlags
+	c := &cobra.Command{
+		Use:   "ls [options] IMAGE [PATH]",
+		Short: "list files of an image",
+		Long: `List the directory PATH of IMAGE (default: its top directory) sorted by
+name, or the file PATH. Paths start at the default subvolume, or the one
+--subvol names. Names with newlines, control bytes or invalid UTF-8 are
+printed quoted as $'...' (bash's ANSI-C quoting); -0 and --json print
+them as they are, for scripts.`,
+		Args: operands(1, 2, "need IMAGE and at most one PATH"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if lf.null && lf.json {
+				return usageErrorf("-0 and --json exclude each other")
+			}
+			return lsRun(&img, lf, args, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	fl := c.Flags()
+	img.addFlags(fl, "s")
+	fl.BoolVarP(&lf.long, "long", "l", false, "long listing: mode, links, uid, gid, size, mtime")
+	fl.BoolVarP(&lf.recursive, "recursive", "R", false, "list subdirectories recursively (paths relative to PATH)")
+	fl.BoolVarP(&lf.ino, "inode", "i", false, "print inode numbers")
+	fl.BoolVarP(&lf.null, "null", "0", false, "end each entry with a NUL byte instead of a newline, names unquoted (for xargs -0)")
+	fl.BoolVar(&lf.json, "json", false, "print a JSON array of entries (name, path, type, mode, ino, nlink, uid, gid, size, mtime, target)")
+	return c
 }
 
 func lsMain(args []string, stdout, stderr io.Writer) error {
-	var img rdImageFlags
-	var lf lsFlags
-	fset := rdFlagSet("ls", lsUsage)
-	img.register(fset)
-	fset.BoolVar(&lf.long, "l", false, "long listing: mode, links, uid, gid, size, mtime")
-	fset.BoolVar(&lf.recursive, "R", false, "list subdirectories recursively (paths relative to PATH)")
-	fset.BoolVar(&lf.ino, "i", false, "print inode numbers")
-	pos, err := rdParse(fset, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) < 1 || len(pos) > 2 {
-		fset.Usage()
-		return fmt.Errorf("need IMAGE and at most one PATH")
-	}
+	return runCommand(newLsCmd(), args, stdout, stderr)
+}
+
+func lsRun(img *rdImageFlags, lf lsFlags, pos []string, stdout, stderr io.Writer) error {
 	fsys, err := img.open(pos[0], false, stderr)
 	if err != nil {
 		return err
@@ -51,8 +64,8 @@ func lsMain(args []string, stdout, stderr io.Writer) error {
 	if len(pos) == 2 {
 		name = rdFSPath(pos[1])
 	}
-	w := bufio.NewWriter(stdout)
-	defer w.Flush()
+	w := &lsOut{w: bufio.NewWriter(stdout), lf: lf}
+	defer w.w.Flush()
 	fi, err := fsys.Lstat(name)
 	if err != nil {
 		return err
@@ -62,13 +75,14 @@ func lsMain(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(w, row.format(lf))
-		return nil
+		w.row(row)
+		return w.end()
 	}
 	var errs []error
 	lsDir(fsys, name, "", lf, w, &errs)
+	w.end()
 	if len(errs) > 0 {
-		w.Flush()
+		w.w.Flush()
 		for _, e := range errs {
 			fmt.Fprintf(stderr, "gobtrfs ls: %v\n", e)
 		}
@@ -79,7 +93,7 @@ func lsMain(args []string, stdout, stderr io.Writer) error {
 
 // lsDir prints dir's entries sorted by name; with -R it descends, printing
 // paths relative to the starting directory (prefix).
-func lsDir(fsys *gobtrfs.FS, dir, prefix string, lf lsFlags, w io.Writer, errs *[]error) {
+func lsDir(fsys *gobtrfs.FS, dir, prefix string, lf lsFlags, w *lsOut, errs *[]error) {
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		*errs = append(*errs, err)
@@ -96,7 +110,7 @@ func lsDir(fsys *gobtrfs.FS, dir, prefix string, lf lsFlags, w io.Writer, errs *
 		if err != nil {
 			*errs = append(*errs, err)
 		}
-		fmt.Fprintln(w, row.format(lf))
+		w.row(row)
 		if lf.recursive && fi.IsDir() {
 			lsDir(fsys, full, rel, lf, w, errs)
 		}
@@ -135,8 +149,12 @@ func (r lsRow) format(lf lsFlags) string {
 	if lf.ino {
 		fmt.Fprintf(&b, "%8d ", r.ino)
 	}
+	name, target := r.name, r.target
+	if !lf.null {
+		name, target = quoteName(name), quoteName(target)
+	}
 	if !lf.long {
-		b.WriteString(r.name)
+		b.WriteString(name)
 		return b.String()
 	}
 	size := fmt.Sprintf("%d", r.size)
@@ -144,9 +162,9 @@ func (r lsRow) format(lf lsFlags) string {
 		size = fmt.Sprintf("%d, %d", r.major, r.minor)
 	}
 	fmt.Fprintf(&b, "%s %3d %5d %5d %10s %s %s", rdModeString(r.mode), r.nlink, r.uid, r.gid, size,
-		r.mtime.UTC().Format("2006-01-02 15:04:05.000000000"), r.name)
+		r.mtime.UTC().Format("2006-01-02 15:04:05.000000000"), name)
 	if r.mode&0o170000 == 0o120000 {
-		fmt.Fprintf(&b, " -> %s", r.target)
+		fmt.Fprintf(&b, " -> %s", target)
 	}
 	return b.String()
 }

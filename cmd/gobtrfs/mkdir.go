@@ -2,55 +2,52 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/namei"
 )
 
-func init() {
-	commands["mkdir"] = func(args []string) error { return mkdirMain(args, os.Stderr) }
-	usageText["mkdir"] = "make directories in an image: mkdir [-p] [-m MODE] IMAGE PATH..."
+func init() { addCommand(newMkdirCmd) }
+
+func newMkdirCmd() *cobra.Command {
+	var parents bool
+	var modeStr string
+	c := &cobra.Command{
+		Use:   "mkdir [-p] [-m MODE] IMAGE PATH...",
+		Short: "make directories in an image",
+		Long:  `Make directories inside IMAGE (paths from its top-level subvolume).`,
+		Args:  operands(2, -1, "need IMAGE and at least one PATH"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			mode, err := strconv.ParseUint(modeStr, 8, 32)
+			if err != nil || mode > 0o7777 {
+				return usageErrorf("bad mode %q (want octal permission bits, such as 755)", modeStr)
+			}
+			m, err := openImgFS(args[0], fsops.Options{})
+			if err != nil {
+				return err
+			}
+			for _, p := range args[1:] {
+				if err = m.mkdir(p, uint32(mode), parents); err != nil {
+					break
+				}
+			}
+			return m.finish(err)
+		},
+	}
+	c.Flags().BoolVarP(&parents, "parents", "p", false, "make missing parents; no error if PATH exists as a directory")
+	c.Flags().StringVarP(&modeStr, "mode", "m", "755", "permission bits in octal")
+	return c
 }
 
-const mkdirUsage = `usage: gobtrfs mkdir [-p] [-m MODE] IMAGE PATH...
-
-Make directories inside IMAGE (paths from its top-level subvolume).
-
-  -p        make missing parents; no error if PATH exists as a directory
-  -m MODE   permission bits in octal (default 755)
-`
-
 func mkdirMain(args []string, stderr io.Writer) error {
-	fl := writeFlags("mkdir", mkdirUsage, stderr)
-	parents := fl.Bool("p", false, "make parents")
-	modeStr := fl.String("m", "755", "mode")
-	if err := fl.Parse(args); err != nil {
-		return err
-	}
-	if fl.NArg() < 2 {
-		fl.Usage()
-		return errors.New("need IMAGE and at least one PATH")
-	}
-	mode, err := strconv.ParseUint(*modeStr, 8, 32)
-	if err != nil || mode > 0o7777 {
-		return fmt.Errorf("bad mode %q", *modeStr)
-	}
-	m, err := openImgFS(fl.Arg(0), fsops.Options{})
-	if err != nil {
-		return err
-	}
-	for _, p := range fl.Args()[1:] {
-		if err = m.mkdir(p, uint32(mode), *parents); err != nil {
-			break
-		}
-	}
-	return m.finish(err)
+	return runCommand(newMkdirCmd(), args, stderr, stderr)
 }
 
 // mkdir makes one directory (and with parents, the missing ones above it).

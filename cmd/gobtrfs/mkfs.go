@@ -2,47 +2,25 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/csum"
+	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/mkfs"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
-func init() {
-	commands["mkfs"] = func(args []string) error { return runMkfs(args, os.Stdout) }
-	usageText["mkfs"] = "make a new, empty btrfs filesystem image (like mkfs.btrfs)"
-}
+func init() { addCommand(newMkfsCmd) }
 
-// defaultImageSize is the size of a new image file when -s is not given.
+// defaultImageSize is the size of a new image file when -b is not given.
 const defaultImageSize = 1 << 30
-
-const mkfsUsage = `usage: gobtrfs mkfs [options] IMAGE
-
-Make a btrfs filesystem in IMAGE (a file, created sparse if missing, or a
-block device), laid out as mkfs.btrfs 6.2 lays it out.
-
-  -s, -b, --size SIZE      filesystem size (K/M/G/T suffixes); default: the whole
-                           file, or 1G for a new file
-  --csum TYPE              crc32c (default), xxhash, sha256 or blake2
-  -n, --nodesize SIZE      tree block size: power of two, sectorsize..64K (default 16K)
-  --sectorsize SIZE        sector size (default 4K)
-  -m, --metadata PROFILE   dup (default) or single
-  -d, --data PROFILE       single
-  -O, --features LIST      comma list of features, ^name disables; list-all lists them
-  --compress ALG[:LEVEL]   zlib, lzo or zstd for the files of --rootdir
-  -r, --rootdir DIR        copy DIR into the new filesystem
-  -L, --label LABEL        filesystem label
-  -U, --uuid UUID          filesystem UUID (default: random)
-  -f, --force              overwrite an existing filesystem
-  -q, --quiet              print nothing on success
-`
 
 // mkfsArgs is the parsed command line.
 type mkfsArgs struct {
@@ -53,30 +31,93 @@ type mkfsArgs struct {
 	quiet    bool
 	listAll  bool
 	features []string
+	// the string options, turned into cfg by apply
+	sizeArg, nodesize, sectorsize, csumName, uuid string
+	// warn gets the warnings (stderr)
+	warn io.Writer
 }
 
-// errHelp asks for the usage text.
-var errHelp = errors.New("help requested")
-
-func runMkfs(args []string, out io.Writer) error {
-	a, err := parseMkfsArgs(args)
-	if errors.Is(err, errHelp) {
-		fmt.Fprint(out, mkfsUsage)
-		return nil
+func newMkfsCmd() *cobra.Command {
+	a := &mkfsArgs{}
+	c := &cobra.Command{
+		Use:   "mkfs [options] IMAGE",
+		Short: "make a new btrfs filesystem image (like mkfs.btrfs)",
+		Long: `Make a btrfs filesystem in IMAGE (a file, created sparse if missing, or a
+block device), laid out as mkfs.btrfs 6.2 lays it out. The options are
+mkfs.btrfs's, with the same letters.`,
+		Example: `  gobtrfs mkfs -b 1G disk.img
+  gobtrfs mkfs -f -L data -r ./tree --compress zstd disk.img
+  gobtrfs mkfs -O list-all`,
+		Args: operands(0, 1, "need exactly one IMAGE"),
+		RunE: func(c *cobra.Command, args []string) error {
+			a.warn = c.ErrOrStderr()
+			if err := a.apply(); err != nil {
+				return err
+			}
+			if a.listAll {
+				fmt.Fprint(c.OutOrStdout(), mkfs.FeatureList())
+				return nil
+			}
+			if len(args) != 1 {
+				return usageErrorf("need exactly one IMAGE")
+			}
+			if ss := a.cfg.SectorSize; ss != 0 && ss != 4096 && ss != uint32(os.Getpagesize()) {
+				// as mkfs.btrfs; Linux mounts sector size 4K (subpage) or the page size
+				fmt.Fprintf(c.ErrOrStderr(), "WARNING: the filesystem may not be mountable, sectorsize %d doesn't match page size %d\n",
+					ss, os.Getpagesize())
+			}
+			a.image = args[0]
+			return a.run(c.OutOrStdout())
+		},
 	}
-	if err != nil {
+	fl := c.Flags()
+	fl.SortFlags = false
+	fl.StringVarP(&a.sizeArg, "byte-count", "b", "", "filesystem `SIZE` (K/M/G/T suffixes); default: the whole file, or 1G for a new file")
+	fl.StringVar(&a.sizeArg, "size", "", "same as --byte-count")
+	fl.Lookup("size").Hidden = true
+	fl.StringVar(&a.csumName, "csum", "", "checksum `TYPE`: crc32c (default), xxhash, sha256 or blake2")
+	fl.StringVar(&a.csumName, "checksum", "", "same as --csum")
+	fl.Lookup("checksum").Hidden = true
+	fl.StringVarP(&a.nodesize, "nodesize", "n", "", "tree block `SIZE`: power of two, sectorsize..64K (default 16K)")
+	fl.StringVarP(&a.sectorsize, "sectorsize", "s", "", "sector `SIZE` (default 4K; Linux mounts only 4K or the page size)")
+	fl.StringVarP(&a.cfg.MetadataProfile, "metadata", "m", "", "metadata `PROFILE`: dup (default) or single")
+	fl.StringVarP(&a.cfg.DataProfile, "data", "d", "", "data `PROFILE`: single")
+	addFeature := func(v string) error { a.features = append(a.features, v); return nil }
+	fl.FuncP("features", "O", "comma `LIST` of features, ^name disables; list-all lists them", addFeature)
+	fl.FuncP("runtime-features", "R", "comma `LIST` of runtime features (free-space-tree, quota), as -O", addFeature)
+	fl.StringVar(&a.cfg.Compress, "compress", "", "`ALG[:LEVEL]`: zlib, lzo or zstd for the files of --rootdir")
+	fl.StringVarP(&a.cfg.Rootdir, "rootdir", "r", "", "copy `DIR` into the new filesystem")
+	fl.StringVarP(&a.cfg.Label, "label", "L", "", "filesystem `LABEL`")
+	fl.StringVarP(&a.uuid, "uuid", "U", "", "filesystem `UUID` (default: random)")
+	fl.BoolVarP(&a.force, "force", "f", false, "overwrite an existing filesystem")
+	fl.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success but errors and warnings")
+	fl.BoolP("nodiscard", "K", false, "accepted for mkfs.btrfs compatibility (nothing is ever discarded)")
+	return c
+}
+
+// runMkfs runs mkfs with command-line args; the summary goes to out.
+func runMkfs(args []string, out io.Writer) error {
+	return runCommand(newMkfsCmd(), args, out, os.Stderr)
+}
+
+// sizeErr says a too small size as the user gave it (-b 100M).
+func (a *mkfsArgs) sizeErr(err error) error {
+	var se *mkfs.SizeError
+	if a.sizeArg == "" || !errors.As(err, &se) || se.Size != a.size {
 		return err
 	}
-	if a.listAll {
-		fmt.Fprint(out, mkfs.FeatureList())
-		return nil
-	}
+	return fmt.Errorf("-b %s is too small: the minimum for metadata profile %s is %s (%d bytes)",
+		a.sizeArg, se.Profile, humanSize(se.Min), se.Min)
+}
+
+// run makes the filesystem.
+func (a *mkfsArgs) run(out io.Writer) error {
 	if a.cfg.FSID.IsZero() {
 		a.cfg.FSID = mkfs.RandomUUID()
 	}
 	dev, created, err := openImage(a)
 	if err != nil {
-		return err
+		return a.sizeErr(err)
 	}
 	err = mkfs.Make(dev, a.cfg)
 	if cerr := dev.Close(); err == nil && cerr != nil {
@@ -95,107 +136,45 @@ func runMkfs(args []string, out io.Writer) error {
 	return nil
 }
 
-// parseMkfsArgs parses options and the image name, in any order.
-func parseMkfsArgs(args []string) (*mkfsArgs, error) {
-	a := &mkfsArgs{}
-	fs := flag.NewFlagSet("mkfs", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var size, nodesize, sectorsize, csumName, uuid string
-	for _, n := range []string{"s", "b", "size", "byte-count"} {
-		fs.StringVar(&size, n, "", "")
-	}
-	for _, n := range []string{"csum", "checksum"} {
-		fs.StringVar(&csumName, n, "", "")
-	}
-	for _, n := range []string{"n", "nodesize"} {
-		fs.StringVar(&nodesize, n, "", "")
-	}
-	fs.StringVar(&sectorsize, "sectorsize", "", "")
-	for _, n := range []string{"m", "metadata"} {
-		fs.StringVar(&a.cfg.MetadataProfile, n, "", "")
-	}
-	for _, n := range []string{"d", "data"} {
-		fs.StringVar(&a.cfg.DataProfile, n, "", "")
-	}
-	for _, n := range []string{"O", "features", "R", "runtime-features"} {
-		fs.Func(n, "", func(v string) error { a.features = append(a.features, v); return nil })
-	}
-	fs.StringVar(&a.cfg.Compress, "compress", "", "")
-	for _, n := range []string{"r", "rootdir"} {
-		fs.StringVar(&a.cfg.Rootdir, n, "", "")
-	}
-	for _, n := range []string{"L", "label"} {
-		fs.StringVar(&a.cfg.Label, n, "", "")
-	}
-	for _, n := range []string{"U", "uuid"} {
-		fs.StringVar(&uuid, n, "", "")
-	}
-	for _, n := range []string{"f", "force"} {
-		fs.BoolVar(&a.force, n, false, "")
-	}
-	for _, n := range []string{"q", "quiet"} {
-		fs.BoolVar(&a.quiet, n, false, "")
-	}
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, errHelp
-			}
-			return nil, fmt.Errorf("%w\n%s", err, mkfsUsage)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if err := a.apply(size, nodesize, sectorsize, csumName, uuid); err != nil {
-		return nil, err
-	}
-	if a.listAll {
-		return a, nil
-	}
-	if len(pos) != 1 {
-		return nil, fmt.Errorf("need exactly one IMAGE, got %d\n%s", len(pos), mkfsUsage)
-	}
-	a.image = pos[0]
-	return a, nil
-}
-
 // apply turns the string options into the Config.
-func (a *mkfsArgs) apply(size, nodesize, sectorsize, csumName, uuid string) error {
+func (a *mkfsArgs) apply() error {
 	var err error
-	if size != "" {
-		if a.size, err = parseSize(size); err != nil {
-			return fmt.Errorf("-s: %w", err)
+	if a.sectorsize != "" {
+		n, err := parseSize(a.sectorsize)
+		if err == nil && n >= 1<<20 && a.sizeArg == "" {
+			// -s SIZE was the filesystem size before -s meant the sector size
+			fmt.Fprintf(a.warn, "WARNING: -s %s is read as -b %s (filesystem size); -s is the sector size, as in mkfs.btrfs\n",
+				a.sectorsize, a.sectorsize)
+			a.sizeArg, a.sectorsize = a.sectorsize, ""
+		} else if err != nil || n > 1<<31 {
+			return usageErrorf("-s/--sectorsize: invalid sector size %q", a.sectorsize)
+		} else {
+			a.cfg.SectorSize = uint32(n)
+		}
+	}
+	if a.sizeArg != "" {
+		if a.size, err = parseSize(a.sizeArg); err != nil {
+			return usageErrorf("-b/--byte-count: %w", err)
 		}
 		if a.size == 0 {
-			return fmt.Errorf("-s: size must be positive")
+			return usageErrorf("-b/--byte-count: size must be positive")
 		}
 	}
-	if nodesize != "" {
-		n, err := parseSize(nodesize)
+	if a.nodesize != "" {
+		n, err := parseSize(a.nodesize)
 		if err != nil || n > 1<<31 {
-			return fmt.Errorf("-n: invalid nodesize %q", nodesize)
+			return usageErrorf("-n/--nodesize: invalid nodesize %q", a.nodesize)
 		}
 		a.cfg.NodeSize = uint32(n)
 	}
-	if sectorsize != "" {
-		n, err := parseSize(sectorsize)
-		if err != nil || n > 1<<31 {
-			return fmt.Errorf("--sectorsize: invalid size %q", sectorsize)
-		}
-		a.cfg.SectorSize = uint32(n)
-	}
-	if csumName != "" {
-		if a.cfg.Csum, err = csum.Parse(strings.ToLower(csumName)); err != nil {
-			return err
+	if a.csumName != "" {
+		if a.cfg.Csum, err = csum.Parse(strings.ToLower(a.csumName)); err != nil {
+			return usageError{err}
 		}
 	}
-	if uuid != "" {
-		if a.cfg.FSID, err = parseUUID(uuid); err != nil {
-			return err
+	if a.uuid != "" {
+		if a.cfg.FSID, err = parseUUID(a.uuid); err != nil {
+			return usageError{err}
 		}
 	}
 	for _, list := range a.features {
@@ -204,10 +183,13 @@ func (a *mkfsArgs) apply(size, nodesize, sectorsize, csumName, uuid string) erro
 			continue
 		}
 		if a.cfg.Features, err = mkfs.ParseFeatures(list, a.cfg.Features); err != nil {
-			return err
+			return usageError{err}
 		}
 	}
-	return checkCompress(a.cfg.Compress)
+	if err := checkCompress(a.cfg.Compress); err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 func checkCompress(s string) error {
@@ -280,6 +262,9 @@ func parseUUID(s string) (ondisk.UUID, error) {
 // write it: size, and no existing filesystem unless -f. created reports a
 // new file, removed again if mkfs fails.
 func openImage(a *mkfsArgs) (dev *blockdev.File, created bool, err error) {
+	if st, err := os.Stat(a.image); err == nil && st.IsDir() {
+		return nil, false, fmt.Errorf("%s is a directory; mkfs needs an image file (made if missing) or a block device", a.image)
+	}
 	st, err := os.Stat(a.image)
 	isNew := errors.Is(err, os.ErrNotExist)
 	if err != nil && !isNew {
@@ -335,7 +320,8 @@ func openImage(a *mkfsArgs) (dev *blockdev.File, created bool, err error) {
 		}
 	}
 	if want > uint64(dev.Size()) {
-		return fail(fmt.Errorf("%s is %d bytes, smaller than the requested size %d", a.image, dev.Size(), want))
+		return fail(fmt.Errorf("%s is %d bytes (%s), smaller than the requested size %s", a.image, dev.Size(),
+			humanSize(uint64(dev.Size())), a.sizeArg))
 	}
 	if !isFile {
 		if err := checkConfig(a.cfg, max(want, uint64(dev.Size()))); err != nil {
@@ -368,20 +354,52 @@ func printSummary(out io.Writer, a *mkfsArgs, devSize uint64) error {
 	fmt.Fprintf(out, "Sector size:        %d\n", r.SectorSize)
 	fmt.Fprintf(out, "Filesystem size:    %s\n", humanSize(r.TotalBytes))
 	fmt.Fprintf(out, "Block group profiles:\n")
+	// the chunks on the image as made (--rootdir adds data chunks), else
+	// the plan's
+	chunks, err := imageChunks(a.image)
+	if err != nil {
+		chunks = chunks[:0]
+		for _, c := range r.Chunks {
+			chunks = append(chunks, mkfs.ChunkInfo{Type: c.Type, Length: c.Length})
+		}
+	}
 	for _, kind := range []struct {
 		name string
 		typ  uint64
 	}{{"Data", ondisk.BlockGroupData}, {"Metadata", ondisk.BlockGroupMetadata}, {"System", ondisk.BlockGroupSystem}} {
-		for _, c := range r.Chunks {
+		var total uint64
+		prof := ""
+		for _, c := range chunks {
 			if c.Type&ondisk.BlockGroupTypeMask == kind.typ {
-				_, prof, _ := strings.Cut(c.TypeString(), "|")
-				fmt.Fprintf(out, "  %-18s%-8s %16s\n", kind.name+":", prof, humanSize(c.Length))
+				total += c.Length
+				_, prof, _ = strings.Cut(c.TypeString(), "|")
 			}
+		}
+		if prof != "" {
+			fmt.Fprintf(out, "  %-18s%-8s %16s\n", kind.name+":", prof, humanSize(total))
 		}
 	}
 	fmt.Fprintf(out, "Features:           %s\n", strings.ReplaceAll(r.Features.String(), ",", ", "))
 	fmt.Fprintf(out, "Checksum:           %s\n", r.Csum)
 	return nil
+}
+
+// imageChunks reads the chunk tree of the image just made.
+func imageChunks(path string) ([]mkfs.ChunkInfo, error) {
+	dev, err := blockdev.OpenFile(path, true)
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	f, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true, Warn: func(string) {}})
+	if err != nil {
+		return nil, err
+	}
+	var out []mkfs.ChunkInfo
+	for _, m := range f.Chunks.All() {
+		out = append(out, mkfs.ChunkInfo{Logical: m.Logical, Type: m.Chunk.Type, Length: m.Chunk.Length})
+	}
+	return out, nil
 }
 
 func humanSize(n uint64) string {

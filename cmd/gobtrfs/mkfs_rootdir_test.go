@@ -36,7 +36,7 @@ func TestMkfsRootdir(t *testing.T) {
 				t.Log(n)
 			}
 			img := filepath.Join(dir, "img")
-			args := append([]string{"-q", "-s", "512M", "--rootdir", src}, v.args...)
+			args := append([]string{"-q", "-b", "512M", "--rootdir", src}, v.args...)
 			if out, err := mkfsCmd(t, append(args, img)...); err != nil {
 				t.Fatalf("mkfs: %v\n%s", err, out)
 			}

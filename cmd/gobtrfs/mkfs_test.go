@@ -45,7 +45,7 @@ func TestMkfsNewFileDefaults(t *testing.T) {
 
 func TestMkfsRefusesExistingFilesystem(t *testing.T) {
 	img := filepath.Join(t.TempDir(), "img")
-	if _, err := mkfsCmd(t, "-q", "-s", "200M", img); err != nil {
+	if _, err := mkfsCmd(t, "-q", "-b", "200M", img); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(img)
@@ -73,9 +73,10 @@ func TestMkfsErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-s", "100M"}, "minimum for metadata profile dup is 109 MiB (114294784 bytes)"},
-		{[]string{"-s", "40M", "-m", "single"}, "minimum for metadata profile single is 45 MiB"},
-		{[]string{"-s", "12Q"}, "invalid size"},
+		{[]string{"-b", "100M"}, "-b 100M is too small: the minimum for metadata profile dup is 109.00MiB (114294784 bytes)"},
+		{[]string{"-b", "40M", "-m", "single"}, "-b 40M is too small: the minimum for metadata profile single is 45.00MiB"},
+		{[]string{"-b", "12Q"}, "invalid size \"12Q\""},
+		{[]string{"-s", "12Q"}, "invalid sector size \"12Q\""},
 		{[]string{"-n", "12288"}, "power of two"},
 		{[]string{"-n", "2048"}, "smaller than the sectorsize"},
 		{[]string{"-n", "128K"}, "larger than 65536"},
@@ -109,7 +110,7 @@ func TestMkfsGrowsFileAndFeatures(t *testing.T) {
 	if err := os.WriteFile(img, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mkfsCmd(t, "-q", "-s", "300M", "-n", "4k", "--csum", "xxhash", "-O", "block-group-tree", img); err != nil {
+	if _, err := mkfsCmd(t, "-q", "-b", "300M", "-n", "4k", "--csum", "xxhash", "-O", "block-group-tree", img); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(img); st.Size() != 300<<20 {

@@ -1,42 +1,38 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 )
 
-func init() {
-	commands["mv"] = func(args []string) error { return mvMain(args, os.Stderr) }
-	usageText["mv"] = "rename or move a file in an image: mv [-n] IMAGE SRC DST"
+func init() { addCommand(newMvCmd) }
+
+func newMvCmd() *cobra.Command {
+	var noReplace bool
+	c := &cobra.Command{
+		Use:   "mv [-n] IMAGE SRC DST",
+		Short: "rename or move a file in an image",
+		Long: `Rename SRC to DST inside IMAGE, or move it into DST when DST is a directory.
+Both must be in the same subvolume.`,
+		Args: operands(3, 3, "need IMAGE, SRC and DST"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			m, err := openImgFS(args[0], fsops.Options{})
+			if err != nil {
+				return err
+			}
+			return m.finish(m.mv(args[1], args[2], noReplace))
+		},
+	}
+	c.Flags().BoolVarP(&noReplace, "no-clobber", "n", false, "do not replace an existing DST")
+	return c
 }
 
-const mvUsage = `usage: gobtrfs mv [-n] IMAGE SRC DST
-
-Rename SRC to DST inside IMAGE, or move it into DST when DST is a directory.
-Both must be in the same subvolume.
-
-  -n   do not replace an existing DST
-`
-
 func mvMain(args []string, stderr io.Writer) error {
-	fl := writeFlags("mv", mvUsage, stderr)
-	noReplace := fl.Bool("n", false, "no replace")
-	if err := fl.Parse(args); err != nil {
-		return err
-	}
-	if fl.NArg() != 3 {
-		fl.Usage()
-		return errors.New("need IMAGE, SRC and DST")
-	}
-	m, err := openImgFS(fl.Arg(0), fsops.Options{})
-	if err != nil {
-		return err
-	}
-	return m.finish(m.mv(fl.Arg(1), fl.Arg(2), *noReplace))
+	return runCommand(newMvCmd(), args, stderr, stderr)
 }
 
 func (m *imgFS) mv(src, dst string, noReplace bool) error {

@@ -2,59 +2,58 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/copyin"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 )
 
-func init() {
-	commands["put"] = func(args []string) error { return putMain(args, os.Stderr) }
-	usageText["put"] = "copy host files and trees into an image: put [-z ALG] IMAGE SRC... DEST"
-}
+func init() { addCommand(newPutCmd) }
 
-const putUsage = `usage: gobtrfs put [-z ALG] IMAGE SRC... DEST
-
-Copy host files and directory trees into IMAGE, keeping mode, owner,
+func newPutCmd() *cobra.Command {
+	var alg string
+	c := &cobra.Command{
+		Use:   "put [-z ALG] IMAGE SRC... DEST",
+		Short: "copy host files and trees into an image",
+		Long: `Copy host files and directory trees into IMAGE, keeping mode, owner,
 nanosecond times, xattrs, hard links, symlinks, fifos, sockets, device
 nodes and holes. When DEST is a directory in the image each SRC is copied
 into it; otherwise the single SRC is copied as DEST. Existing directories
-are merged, existing files replaced.
-
-  -z ALG   compress new data with zlib, lzo or zstd
-`
+are merged, existing files replaced.`,
+		Args: operands(3, -1, "need IMAGE, at least one SRC and DEST"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			a, err := compress.ParseAlg(alg)
+			if err != nil {
+				return usageError{fmt.Errorf("-z: %w", err)}
+			}
+			srcs := args[1 : len(args)-1]
+			dest := args[len(args)-1]
+			for _, s := range srcs {
+				if _, err := os.Lstat(s); err != nil {
+					return err
+				}
+			}
+			m, err := openImgFS(args[0], fsops.Options{Compress: a})
+			if err != nil {
+				return err
+			}
+			return m.finish(m.put(srcs, dest))
+		},
+	}
+	c.Flags().StringVarP(&alg, "compress", "z", "none", "compress new data with `ALG`: zlib, lzo or zstd")
+	return c
+}
 
 func putMain(args []string, stderr io.Writer) error {
-	fl := writeFlags("put", putUsage, stderr)
-	alg := fl.String("z", "none", "compression")
-	if err := fl.Parse(args); err != nil {
-		return err
-	}
-	if fl.NArg() < 3 {
-		fl.Usage()
-		return errors.New("need IMAGE, at least one SRC and DEST")
-	}
-	a, err := compress.ParseAlg(*alg)
-	if err != nil {
-		return err
-	}
-	srcs := fl.Args()[1 : fl.NArg()-1]
-	dest := fl.Arg(fl.NArg() - 1)
-	for _, s := range srcs {
-		if _, err := os.Lstat(s); err != nil {
-			return err
-		}
-	}
-	m, err := openImgFS(fl.Arg(0), fsops.Options{Compress: a})
-	if err != nil {
-		return err
-	}
-	return m.finish(m.put(srcs, dest))
+	return runCommand(newPutCmd(), args, stderr, stderr)
 }
 
 // put copies srcs to dest.

@@ -1,6 +1,8 @@
 package main
 
-// Flags shared by the read-side subcommands (ls, cat, restore).
+// Flags shared by the read-side subcommands (ls, cat, restore). addFlags
+// puts them on a cobra command's pflag set; register, rdParse and rdFlagSet
+// are the Go flag versions for commands not yet on cobra.
 
 import (
 	"flag"
@@ -9,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/gobtrfs/gobtrfs"
 )
@@ -32,6 +36,7 @@ func (d *deviceList) Set(s string) error {
 	*d = append(*d, s)
 	return nil
 }
+func (d *deviceList) Type() string { return "IMG" }
 
 // registerDevices adds -d and --device to fs.
 func (d *deviceList) register(fs *flag.FlagSet) {
@@ -42,6 +47,37 @@ func (d *deviceList) register(fs *flag.FlagSet) {
 
 // paths is img followed by the -d devices.
 func (d deviceList) paths(img string) []string { return append([]string{img}, d...) }
+
+// superFlag is a superblock mirror number, -1 when not given.
+type superFlag struct{ p *int }
+
+func (f superFlag) String() string {
+	if *f.p < 0 {
+		return ""
+	}
+	return strconv.Itoa(*f.p)
+}
+func (f superFlag) Type() string { return "N" }
+func (f superFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 2 {
+		return fmt.Errorf("superblock mirrors are 0 (primary), 1 and 2, not %q", s)
+	}
+	*f.p = n
+	return nil
+}
+
+// addFlags puts the image options on fs; shortSuper is the letter of the
+// superblock mirror option ("s" in ls and cat, "u" in btrfs restore).
+func (o *rdImageFlags) addFlags(fs *pflag.FlagSet, shortSuper string) {
+	o.super = -1
+	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify data checksums")
+	fs.VarP(superFlag{&o.super}, "super", shortSuper, "use superblock mirror `N` (0 = primary, 1, 2)")
+	fs.BoolVar(&o.quietUse, "no-warn-in-use", false, "do not warn when another process has the image open for writing")
+	fs.BoolVar(&o.noReplay, "nologreplay", false, "show the committed state of an image with a pending log tree (fsync'd changes since the last commit are not shown)")
+	fs.StringVar(&o.subvol, "subvol", "", "open subvolume `ID|PATH` as the root (default: the default subvolume)")
+	fs.VarP(&o.devices, "device", "d", "another device `IMG` of a multi-device filesystem (repeat for each; order does not matter)")
+}
 
 func (o *rdImageFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify data checksums")
@@ -69,7 +105,13 @@ func (o *rdImageFlags) open(img string, topLevel bool, stderr io.Writer) (*gobtr
 	case topLevel:
 		opts.SubvolID = 5
 	}
-	return gobtrfs.OpenDevices(o.devices.paths(img), opts)
+	for _, p := range o.devices.paths(img) {
+		if err := checkImagePath(p); err != nil {
+			return nil, err
+		}
+	}
+	fsys, err := gobtrfs.OpenDevices(o.devices.paths(img), opts)
+	return fsys, imageErr(img, err)
 }
 
 // rdParse parses flags anywhere among the positional arguments (after "--"

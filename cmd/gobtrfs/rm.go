@@ -3,53 +3,51 @@ package main
 import (
 	"errors"
 	"io"
-	"os"
 	"syscall"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
-func init() {
-	commands["rm"] = func(args []string) error { return rmMain(args, os.Stderr) }
-	usageText["rm"] = "remove files from an image: rm [-r] [-f] IMAGE PATH..."
+func init() { addCommand(newRmCmd) }
+
+func newRmCmd() *cobra.Command {
+	var recursive, force bool
+	c := &cobra.Command{
+		Use:   "rm [-r] [-f] IMAGE PATH...",
+		Short: "remove files from an image",
+		Long:  `Remove files inside IMAGE (paths from its top-level subvolume).`,
+		Args:  operands(2, -1, "need IMAGE and at least one PATH"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			m, err := openImgFS(args[0], fsops.Options{})
+			if err != nil {
+				return err
+			}
+			for _, p := range args[1:] {
+				err = m.rm(p, recursive)
+				if err != nil && force && errors.Is(err, syscall.ENOENT) {
+					err = nil
+				}
+				if err != nil {
+					break
+				}
+			}
+			return m.finish(err)
+		},
+	}
+	fl := c.Flags()
+	fl.BoolVarP(&recursive, "recursive", "r", false, "remove directories and their contents; subvolumes are deleted")
+	fl.BoolVarP(&recursive, "R", "R", false, "same as -r")
+	fl.Lookup("R").Hidden = true
+	fl.BoolVarP(&force, "force", "f", false, "ignore paths that do not exist")
+	return c
 }
 
-const rmUsage = `usage: gobtrfs rm [-r] [-f] IMAGE PATH...
-
-Remove files inside IMAGE (paths from its top-level subvolume).
-
-  -r   remove directories and their contents; subvolumes are deleted
-  -f   ignore paths that do not exist
-`
-
 func rmMain(args []string, stderr io.Writer) error {
-	fl := writeFlags("rm", rmUsage, stderr)
-	recursive := fl.Bool("r", false, "recursive")
-	fl.BoolVar(recursive, "R", false, "recursive")
-	force := fl.Bool("f", false, "ignore missing")
-	if err := fl.Parse(args); err != nil {
-		return err
-	}
-	if fl.NArg() < 2 {
-		fl.Usage()
-		return errors.New("need IMAGE and at least one PATH")
-	}
-	m, err := openImgFS(fl.Arg(0), fsops.Options{})
-	if err != nil {
-		return err
-	}
-	for _, p := range fl.Args()[1:] {
-		err = m.rm(p, *recursive)
-		if err != nil && *force && errors.Is(err, syscall.ENOENT) {
-			err = nil
-		}
-		if err != nil {
-			break
-		}
-	}
-	return m.finish(err)
+	return runCommand(newRmCmd(), args, stderr, stderr)
 }
 
 // rm removes one path.

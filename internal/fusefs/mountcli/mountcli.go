@@ -29,7 +29,8 @@ const (
 // readyEnv names the descriptor a background child reports readiness on.
 const readyEnv = "GOBTRFS_MOUNT_READY_FD"
 
-const usage = `usage: gobtrfs mount [-o OPTIONS] [-d] [IMAGE MOUNTPOINT]
+// Usage is the help text of `gobtrfs mount`.
+const Usage = `usage: gobtrfs mount [-o OPTIONS] [--daemon] [-d] [IMAGE MOUNTPOINT]
 
 Mount a btrfs image through FUSE. With no IMAGE and MOUNTPOINT, mounts
 ./gobtrfs.img (made, 1 GiB sparse, if missing) at ./mnt (made if missing).
@@ -38,8 +39,11 @@ everything buffered is written back and committed before it exits.
 A read-write mount holds the image exclusively: other writers (put, mkfs,
 another mount, the library's OpenRW) are refused while it is mounted.
 
-  -d             run in the background once the mount is ready
-  -f             run in the foreground (the default; for mount(8) helpers)
+  --daemon       run in the background once the mount is ready
+  -f, --foreground
+                 run in the foreground (the default; for mount(8) helpers)
+  -d, --debug    log every FUSE request (as -o debug; as in libfuse and
+                 sshfs, where -d is debug, not daemon)
   -o OPTIONS     comma-separated mount options:
        ro                    read-only, through the read side only
        compress=ALG[:LEVEL]  zlib, lzo or zstd for new data (no: none)
@@ -95,7 +99,7 @@ func Parse(args []string, helper bool) (*Args, error) {
 		switch {
 		case s == "-h" || s == "--help":
 			return nil, flag.ErrHelp
-		case s == "-o":
+		case s == "-o" || s == "--options":
 			if i+1 >= len(args) {
 				return nil, errors.New("-o needs an argument")
 			}
@@ -103,13 +107,15 @@ func Parse(args []string, helper bool) (*Args, error) {
 			if err := a.addOptions(args[i]); err != nil {
 				return nil, err
 			}
-		case strings.HasPrefix(s, "-o"):
-			if err := a.addOptions(s[2:]); err != nil {
+		case strings.HasPrefix(s, "-o") || strings.HasPrefix(s, "--options="):
+			if err := a.addOptions(strings.TrimPrefix(strings.TrimPrefix(s, "--options="), "-o")); err != nil {
 				return nil, err
 			}
-		case s == "-d":
+		case s == "--daemon":
 			a.Background = true
-		case s == "-f":
+		case s == "-d" || s == "--debug":
+			a.Options.Debug = true
+		case s == "-f" || s == "--foreground":
 			a.Background = false
 		case s == "-v":
 			a.Verbose = true
@@ -118,7 +124,7 @@ func Parse(args []string, helper bool) (*Args, error) {
 			operands = append(operands, args[i+1:]...)
 			i = len(args)
 		case strings.HasPrefix(s, "-") && s != "-":
-			return nil, fmt.Errorf("unknown flag %s", s)
+			return nil, fmt.Errorf("unknown option %s", s)
 		default:
 			operands = append(operands, s)
 		}
@@ -157,7 +163,7 @@ func (a *Args) addOptions(s string) error {
 func Main(args []string, helper bool) error {
 	a, err := Parse(args, helper)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(os.Stdout, usage)
+		fmt.Fprint(os.Stdout, Usage)
 		return nil
 	}
 	if err != nil {

@@ -102,7 +102,7 @@ func unmountDir(t *testing.T, dir string) {
 	}
 }
 
-// TestDefaultMountBackground: `gobtrfs mount -d` with no arguments makes
+// TestDefaultMountBackground: `gobtrfs mount --daemon` with no arguments makes
 // ./gobtrfs.img and ./mnt, returns once mounted; umount writes everything
 // back; a foreground mount then stops cleanly on SIGINT.
 func TestDefaultMountBackground(t *testing.T) {
@@ -110,10 +110,10 @@ func TestDefaultMountBackground(t *testing.T) {
 	bin := gobtrfsBin(t)
 	dir := t.TempDir()
 	img, mnt := filepath.Join(dir, "gobtrfs.img"), filepath.Join(dir, "mnt")
-	cmd := exec.Command(bin, "mount", "-d")
+	cmd := exec.Command(bin, "mount", "--daemon")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("gobtrfs mount -d: %v\n%s", err, out)
+		t.Fatalf("gobtrfs mount --daemon: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
 		if mounted(mnt) {
@@ -121,7 +121,7 @@ func TestDefaultMountBackground(t *testing.T) {
 		}
 	})
 	if !mounted(mnt) {
-		t.Fatalf("gobtrfs mount -d returned but %s is not mounted", mnt)
+		t.Fatalf("gobtrfs mount --daemon returned but %s is not mounted", mnt)
 	}
 	if st, err := os.Stat(img); err != nil || st.Size() != DefaultImageSize {
 		t.Fatalf("default image: %v", err)
@@ -320,5 +320,14 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := Parse([]string{"a"}, false); err == nil {
 		t.Errorf("one operand accepted")
+	}
+	// -d is debug (libfuse, sshfs), --daemon the background
+	a, err = Parse([]string{"-d", "img", "dir"}, false)
+	if err != nil || a.Background || !a.Options.Debug {
+		t.Errorf("-d: %+v %v", a, err)
+	}
+	a, err = Parse([]string{"--daemon", "img", "dir", "--options=ro"}, false)
+	if err != nil || !a.Background || a.Options.Debug || !a.Options.ReadOnly {
+		t.Errorf("--daemon --options=ro: %+v %v", a, err)
 	}
 }
