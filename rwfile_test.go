@@ -221,3 +221,32 @@ func TestRWFSTestFS(t *testing.T) {
 		t.Errorf("Open of a rooted name succeeded")
 	}
 }
+
+// TestRWClosed: calls on an RW, its files and its FS view after Close fail
+// with fs.ErrClosed.
+func TestRWClosed(t *testing.T) {
+	w, err := gobtrfs.OpenRW(newImage(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := w.Create("/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"WriteFile": func() error { return w.WriteFile("/a", []byte("x"), 0o644) },
+		"ReadFile":  func() error { _, err := w.ReadFile("/hello"); return err },
+		"Stat":      func() error { _, err := w.Stat("/hello"); return err },
+		"FS().Open": func() error { _, err := w.FS().Open("hello"); return err },
+		"f.Write":   func() error { _, err := f.Write([]byte("x")); return err },
+		"Commit":    w.Commit,
+		"Close":     w.Close,
+	} {
+		if err := call(); !errors.Is(err, fs.ErrClosed) {
+			t.Errorf("%s after Close: %v, want fs.ErrClosed", name, err)
+		}
+	}
+}
