@@ -328,8 +328,8 @@ func (f *RWFile) Close() error {
 
 // ReadDir reads a directory's entries in on-disk (index) order, as
 // fs.ReadDirFile: up to n entries with io.EOF at the end when n > 0, all
-// remaining ones when n <= 0. The entries are those of the first call
-// (until a Seek back to the start).
+// remaining ones when n <= 0. The entries are those of the first call;
+// a Seek (other than Seek(0, io.SeekCurrent)) reads them again.
 func (f *RWFile) ReadDir(n int) ([]fs.DirEntry, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
