@@ -224,6 +224,11 @@ func TestMkfsOptions(t *testing.T) {
 			t.Errorf("Mkfs %+v left the file behind", bad)
 		}
 	}
+	var warned []string
+	o = gobtrfs.MkfsOptions{SectorSize: 8192, NodeSize: 16384, Warn: func(s string) { warned = append(warned, s) }}
+	if err := gobtrfs.Mkfs(filepath.Join(dir, "8k"), o); err != nil || len(warned) != 1 || !strings.Contains(warned[0], "not be mountable") {
+		t.Errorf("sectorsize 8192: %v, warnings %q; want one about mounting", err, warned)
+	}
 	if err := gobtrfs.Mkfs(dir, gobtrfs.MkfsOptions{}); err == nil || !strings.Contains(err.Error(), "directory") {
 		t.Errorf("Mkfs of a directory: %v", err)
 	}
