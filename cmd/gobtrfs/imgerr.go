@@ -32,7 +32,8 @@ func imageErr(path string, err error) error {
 	}
 	msg := err.Error()
 	if i := strings.Index(msg, "no valid superblock"); i >= 0 {
-		detail := strings.TrimPrefix(strings.TrimPrefix(msg[i:], "no valid superblock"), ": ")
+		// the library's ErrNotBtrfs reads "not a btrfs filesystem (no valid superblock): DETAIL"
+		detail := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(msg[i:], "no valid superblock"), ")"), ": ")
 		if detail != "" {
 			detail = "; " + detail
 		}

@@ -304,7 +304,14 @@ func (f *Engine) Close() error {
 	return err
 }
 
-var errClosed = errors.New("txn: filesystem is closed")
+// errClosed is the error of every call after Close; it matches
+// fs.ErrClosed (errors.Is), as the library's callers test it.
+var errClosed error = closedError{}
+
+type closedError struct{}
+
+func (closedError) Error() string        { return "txn: filesystem is closed" }
+func (closedError) Is(target error) bool { return target == fs.ErrClosed }
 
 // abort stops all further writing after a failure in the middle of changes
 // that cannot be undone in memory. The disk keeps the last committed
