@@ -206,6 +206,12 @@ func (s *scrubber) blockGroup(m volume.Mapping) {
 		return
 	}
 	for _, r := range items {
+		if end := uint64(r.start) + r.length; end < uint64(r.start) || end > uint64(m.End()) {
+			// a crafted length would have the walk step through petabytes
+			s.rep.WalkErrors = append(s.rep.WalkErrors, fmt.Sprintf("extent tree: extent at %d of length %d runs past the end %d of its block group %d: scrubbed up to that end",
+				r.start, r.length, m.End(), m.Logical))
+			r.length = uint64(m.End() - r.start)
+		}
 		if r.metadata {
 			s.treeBlock(r)
 		} else {
