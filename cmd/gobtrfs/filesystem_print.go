@@ -221,7 +221,7 @@ func multipleProfiles(in *spaceinfo.Info) string {
 // printShow prints `btrfs filesystem show` for an unmounted filesystem.
 func printShow(w io.Writer, sb *ondisk.Superblock, in *spaceinfo.Info, u sizeUnits) {
 	if l := sb.LabelString(); l != "" {
-		fmt.Fprintf(w, "Label: '%s' ", l)
+		fmt.Fprintf(w, "Label: '%s' ", quoteLabel(l))
 	} else {
 		fmt.Fprintf(w, "Label: none ")
 	}
@@ -238,4 +238,13 @@ func printShow(w io.Writer, sb *ondisk.Superblock, in *spaceinfo.Info, u sizeUni
 		fmt.Fprintf(w, "\t*** Some devices missing\n")
 	}
 	fmt.Fprintln(w)
+}
+
+// quoteLabel is a label as quoteName quotes it, without the $'...' around
+// it where show already puts quotes.
+func quoteLabel(l string) string {
+	if q := quoteName(l); q != l {
+		return strings.TrimSuffix(strings.TrimPrefix(q, "$'"), "'")
+	}
+	return l
 }

@@ -38,3 +38,30 @@ func TestRestoreQuotesNames(t *testing.T) {
 		t.Errorf("restored file under the odd name: %q, %v", b, err)
 	}
 }
+
+// TestReportsQuoteNames: subvolume list/show and filesystem label/show
+// print names and the label from the image quoted when they hold control
+// bytes.
+func TestReportsQuoteNames(t *testing.T) {
+	const evil = "sv\x1b[31mred\nfake"
+	img := rdCraft(t, func(w *gobtrfs.RW) {})
+	for _, a := range [][]string{
+		{"subvolume", "create", img, "/" + evil},
+		{"filesystem", "label", img, "lab\x1b[31mel"},
+	} {
+		if _, errs, rc := runCLI(a...); rc != 0 {
+			t.Fatalf("%q: exit %d: %s", a, rc, errs)
+		}
+	}
+	for _, a := range [][]string{
+		{"subvolume", "list", img},
+		{"subvolume", "show", img, "/" + evil},
+		{"filesystem", "label", img},
+		{"filesystem", "show", img},
+	} {
+		out, errs, rc := runCLI(a...)
+		if rc != 0 || strings.ContainsAny(out, "\x1b") || strings.Contains(out, "\nfake") || !strings.Contains(out, `\x1b[31m`) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", a[:2], rc, out, errs)
+		}
+	}
+}

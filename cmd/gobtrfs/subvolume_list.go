@@ -97,7 +97,7 @@ func subvolList(f *subvolListFlags, image string, w, stderr io.Writer) error {
 		if f.all && s.ParentID != 5 {
 			p = path.Join("<FS_TREE>", p)
 		}
-		fmt.Fprintf(w, "%s path %s\n", line, p)
+		fmt.Fprintf(w, "%s path %s\n", line, quoteName(p))
 	}
 	return nil
 }
