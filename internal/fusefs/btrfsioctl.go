@@ -381,6 +381,20 @@ func volName(b []byte) (string, syscall.Errno) {
 	return name, 0
 }
 
+// destroyName is volName for SNAP_DESTROY, whose answers for the special
+// names differ from create's: ".." is EINVAL (btrfs_ioctl_snap_destroy
+// refuses it before the lookup), "." EACCES (the lookup's).
+func destroyName(b []byte) (string, syscall.Errno) {
+	name, errno := volName(b)
+	if errno == syscall.EEXIST {
+		if bytes.HasPrefix(b, []byte("..\x00")) {
+			return "", syscall.EINVAL
+		}
+		return "", syscall.EACCES
+	}
+	return name, errno
+}
+
 // subvolCreate is SUBVOL_CREATE(_V2) and SNAP_CREATE(_V2): a new subvolume
 // or a snapshot of the subvolume whose root the caller's fd names, as name
 // in the directory n. mirrors btrfs_ioctl_snap_create / __btrfs_ioctl_snap_create
@@ -479,7 +493,7 @@ func (n *Node) subvolDestroy(ctx context.Context, cmd uint32, in []byte) syscall
 		if cmd == btrfsIocSnapDestroyV2 {
 			nameOff = volArgsV2Name
 		}
-		nm, errno := volName(in[nameOff:volArgsSize])
+		nm, errno := destroyName(in[nameOff:volArgsSize])
 		if errno != 0 {
 			return errno
 		}
