@@ -270,16 +270,16 @@ func (n *Node) subvolGetflags(out []byte) syscall.Errno {
 // subvolSetflags is BTRFS_IOC_SUBVOL_SETFLAGS: read-only on or off.
 // mirrors btrfs_ioctl_subvol_setflags
 func (n *Node) subvolSetflags(ctx context.Context, in []byte) syscall.Errno {
-	r, errno := n.writable()
-	if errno != 0 {
-		return errno
-	}
 	a, err := n.m.getattr(n.id)
 	if err != nil {
 		return n.m.errnoOf("subvolume flags", n.id, err)
 	}
 	if !n.ownerOrCapable(ctx, &a) {
-		return syscall.EPERM
+		return syscall.EPERM // before EROFS, as the kernel checks
+	}
+	r, errno := n.writable()
+	if errno != 0 {
+		return errno
 	}
 	if errno := n.subvolRoot(); errno != 0 {
 		return errno
