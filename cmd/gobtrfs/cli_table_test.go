@@ -112,6 +112,9 @@ func TestCLITable(t *testing.T) {
 		{args: []string{"ls", "{img}", "/d"}, code: 0, stdout: []string{`$'a\nb'`, `$'x\x01y'`}},
 		{args: []string{"ls", "{img}", "-lR"}, code: 0, stdout: []string{"-rw-r--r--", "$'d/a\\nb'"}},
 		{args: []string{"ls", "-0", "{img}", "/d"}, code: 0, stdout: []string{"a\nb\x00", "x\x01y\x00"}},
+		{args: []string{"cat", "{img}", "/nope"}, code: 1, once: "gobtrfs cat: /nope: no such file or directory in "},
+		{args: []string{"ls", "{img}", "/d/nope"}, code: 1, once: "gobtrfs ls: /d/nope: no such file or directory in "},
+		{args: []string{"cat", "{img}", "/d"}, code: 1, once: "gobtrfs cat: /d: is a directory"},
 		{args: []string{"mkfs", "-fq", "-Lfoo", "{img}"}, code: 0},
 		{args: []string{"inspect", "dump-super", "{img}"}, code: 0, stdout: []string{"label\t\t\tfoo\n"}},
 		{args: []string{"mkfs", "-f", "--label=bar", "-q", "{img}"}, code: 0},
@@ -129,7 +132,6 @@ func TestCLITable(t *testing.T) {
 		{args: []string{"cat", "{junk}", "/x"}, code: 1, once: "not a btrfs filesystem (no valid superblock"},
 		{args: []string{"mkfs", "-b", "100M", "{new}"}, code: 1, once: "-b 100M is too small"},
 		{args: []string{"mkfs", "{dir}"}, code: 1, once: "is a directory; mkfs needs an image file"},
-		{args: []string{"cat", "{img}", "/nope"}, code: 1, once: "gobtrfs cat: "},
 	}
 	for _, c := range cases {
 		args := make([]string, len(c.args))
