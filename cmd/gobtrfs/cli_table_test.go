@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -316,5 +318,64 @@ func TestCLIInspectLikeProgs(t *testing.T) {
 		if w != g {
 			t.Errorf("%q: output differs from btrfs-progs:\nprogs:\n%.1500s\nours:\n%.1500s", args, w, g)
 		}
+	}
+}
+
+// TestCLIMkfsRootdirSummary: after --rootdir the summary's Data line is
+// the data chunks on the image (btrfs-progs' dump-tree -t chunk adds them
+// up), not the 8 MiB of the empty filesystem's first chunk.
+func TestCLIMkfsRootdirSummary(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.Mkdir(src, 0o755)
+	data := make([]byte, 24<<20)
+	for i := range data {
+		data[i] = byte(i*7 + i>>12) // not all zeros, so it takes space
+	}
+	if err := os.WriteFile(filepath.Join(src, "f"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(dir, "r.img")
+	out, err := mkfsCmd(t, "-b", "512M", "-r", src, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "Data:") {
+			line = l
+		}
+	}
+	chunks, err := imageChunks(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total uint64
+	for _, c := range chunks {
+		if c.Type&ondisk.BlockGroupData != 0 {
+			total += c.Length
+		}
+	}
+	if total < 24<<20 || !strings.HasSuffix(line, " "+humanSize(total)) {
+		t.Fatalf("summary %q; data chunks on the image: %d bytes (%s)", line, total, humanSize(total))
+	}
+	if !testutil.HaveProgs() {
+		return
+	}
+	dump, err := exec.Command("btrfs", "inspect-internal", "dump-tree", "-t", "chunk", img).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progsTotal uint64
+	for _, l := range strings.Split(string(dump), "\n") {
+		var n, sl uint64
+		var owner int
+		var typ string
+		if k, _ := fmt.Sscanf(strings.TrimSpace(l), "length %d owner %d stripe_len %d type %s", &n, &owner, &sl, &typ); k == 4 && strings.HasPrefix(typ, "DATA") {
+			progsTotal += n
+		}
+	}
+	if progsTotal != total {
+		t.Errorf("btrfs-progs counts %d bytes of data chunks, the summary %d", progsTotal, total)
 	}
 }
