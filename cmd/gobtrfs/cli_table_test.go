@@ -96,6 +96,8 @@ func TestCLITable(t *testing.T) {
 		{args: []string{"completion", "zsh"}, code: 0, stdout: []string{"#compdef gobtrfs"}},
 		{args: []string{"completion", "fish"}, code: 0, stdout: []string{"complete -c gobtrfs"}},
 		{args: []string{"man", filepath.Join(dir, "man")}, code: 0, stdout: []string{"man pages to"}},
+		{args: []string{"__complete", "mkfs", "--csum", ""}, code: 0, stdout: []string{"xxhash\n"}},
+		{args: []string{"__complete", "insp", "dump-tree", "-t", ""}, code: 0, stdout: []string{"extent\n"}},
 		// usage errors: exit 2, printed once, with a pointer to --help
 		{args: []string{"bogus"}, code: 2, once: `gobtrfs: unknown command "bogus"`, stderr: []string{"Try 'gobtrfs --help'"}},
 		{args: []string{"mkfss"}, code: 2, stderr: []string{"did you mean mkfs?"}},
