@@ -224,8 +224,8 @@ func legacyCommand(name, short string, fn func([]string) error, subs []string) *
 				args[0] = expandPrefix(args[0], subs)
 			}
 			err := fn(args)
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
+			if errors.Is(err, flag.ErrHelp) || len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+				return nil // help was asked for and printed
 			}
 			if err != nil && isFlagPkgError(err) {
 				return usageError{err}

@@ -91,6 +91,7 @@ func TestCLITable(t *testing.T) {
 		{args: []string{"ls", "--help"}, code: 0, stdout: []string{"-0, --null", "--json"}},
 		{args: []string{"help", "inspect", "dump-tree"}, code: 0, stdout: []string{"-t, --tree ID"}},
 		{args: []string{"restore", "-h"}, code: 0},
+		{args: []string{"subvolume", "--help"}, code: 0},
 		{args: []string{"mount", "--help"}, code: 0, stdout: []string{"--daemon", "-d, --debug"}},
 		{args: []string{"completion", "bash"}, code: 0, stdout: []string{"bash completion V2 for gobtrfs"}},
 		{args: []string{"completion", "zsh"}, code: 0, stdout: []string{"#compdef gobtrfs"}},
