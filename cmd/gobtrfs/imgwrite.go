@@ -2,9 +2,7 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"path"
 	"syscall"
 
@@ -18,15 +16,6 @@ import (
 type imgFS struct {
 	fs    *fsops.FS
 	image string
-}
-
-// writeFlags is the flag set of write command name: errors and usage go to
-// stderr.
-func writeFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
-	fl := flag.NewFlagSet(name, flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() { fmt.Fprint(stderr, usage) }
-	return fl
 }
 
 // openImgFS opens image writable.

@@ -165,7 +165,7 @@ func wtHostXattrs(p string) string {
 // read-only package, in wtDescribeHostTree's form.
 func wtDescribeImageTree(t *testing.T, img, dir string) map[string]string {
 	t.Helper()
-	f, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true})
+	f, err := gobtrfs.Open(img, &gobtrfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestWriteCommands(t *testing.T) {
 			runW(t, img, rmMain, "-r", img, "/copy", "/a/moved")
 			runW(t, img, rmMain, img, "/a/b/hard")
 
-			f, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true})
+			f, err := gobtrfs.Open(img, &gobtrfs.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -292,7 +292,7 @@ func TestWriteCommands(t *testing.T) {
 			if err := subvolumeMain([]string{"list", img}, &out, io.Discard); err != nil {
 				t.Fatal(err)
 			}
-			if !regexp.MustCompile(`ID 256 gen \d+ top level 5 path a/sv\nID 257 gen \d+ top level 5 path snap \(readonly\)\n`).Match(out.Bytes()) {
+			if !regexp.MustCompile(`ID 256 gen \d+ top level 5 path a/sv\nID 257 gen \d+ top level 5 path snap\n`).Match(out.Bytes()) {
 				t.Fatalf("subvolume list:\n%s", out.String())
 			}
 			runW(t, img, wtSubvolumeMain2, "delete", img, "/snap")

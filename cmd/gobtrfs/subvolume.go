@@ -1,74 +1,135 @@
 package main
 
+// gobtrfs subvolume: create, snapshot, delete, list, show, get-default and
+// set-default, with btrfs subvolume's options and output on an image.
+// Paths are inside IMAGE, from its top-level subvolume: what btrfs-progs
+// prints for a mount of the top level (subvolid=5).
+
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
-	"github.com/gobtrfs/gobtrfs"
+	"github.com/spf13/cobra"
+
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/namei"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
-func init() {
-	commands["subvolume"] = func(args []string) error { return subvolumeMain(args, os.Stdout, os.Stderr) }
-	usageText["subvolume"] = "create, snapshot, delete or list subvolumes of an image"
+func init() { addCommand(newSubvolumeCmd) }
+
+func newSubvolumeCmd() *cobra.Command {
+	g := newGroupCmd("subvolume", "create, snapshot, delete, list and show subvolumes of an image (btrfs subvolume)",
+		newSubvolCreateCmd(), newSubvolSnapshotCmd(), newSubvolDeleteCmd(), newSubvolListCmd(),
+		newSubvolShowCmd(), newSubvolGetDefaultCmd(), newSubvolSetDefaultCmd())
+	g.Long = `Subvolumes and snapshots of an image, as btrfs subvolume manages them on a
+mount. Paths are inside IMAGE, from its top-level subvolume.`
+	return g
 }
 
-const subvolumeUsage = `usage: gobtrfs subvolume create IMAGE PATH
-       gobtrfs subvolume snapshot [-r] IMAGE SOURCE DEST
-       gobtrfs subvolume delete IMAGE PATH...
-       gobtrfs subvolume list IMAGE
-
-Paths are inside IMAGE, from its top-level subvolume. A snapshot's SOURCE
-is a subvolume (its top directory); when DEST is a directory the snapshot
-is made inside it under SOURCE's name.
-`
-
+// subvolumeMain runs `gobtrfs subvolume ARGS...` (tests).
 func subvolumeMain(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, subvolumeUsage)
-		return errors.New("need a subcommand")
+	return runCommand(newSubvolumeCmd(), args, stdout, stderr)
+}
+
+func newSubvolCreateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "create IMAGE PATH...",
+		Short: "create empty subvolumes",
+		Args:  operands(2, -1, "need IMAGE and PATH"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return withImgFS(args[0], func(m *imgFS) error {
+				for _, p := range args[1:] {
+					if err := m.subvolCreate(p); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
 	}
-	fl := writeFlags("subvolume "+args[0], subvolumeUsage, stderr)
-	readonly := fl.Bool("r", false, "read-only snapshot")
-	if err := fl.Parse(args[1:]); err != nil {
-		return err
+}
+
+func newSubvolSnapshotCmd() *cobra.Command {
+	var readonly bool
+	c := &cobra.Command{
+		Use:   "snapshot [-r] IMAGE SOURCE DEST",
+		Short: "snapshot a subvolume",
+		Long: `Snapshot subvolume SOURCE as DEST; when DEST is a directory the snapshot
+is made inside it under SOURCE's name.`,
+		Args: operands(3, 3, "need IMAGE, SOURCE and DEST"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return withImgFS(args[0], func(m *imgFS) error { return m.subvolSnapshot(args[1], args[2], readonly) })
+		},
 	}
-	a := fl.Args()
-	need := map[string]int{"create": 2, "snapshot": 3, "delete": 2, "list": 1}
-	n, ok := need[args[0]]
-	if !ok {
-		fl.Usage()
-		return fmt.Errorf("unknown subvolume command %q", args[0])
+	c.Flags().BoolVarP(&readonly, "readonly", "r", false, "make a read-only snapshot")
+	return c
+}
+
+func newSubvolDeleteCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "delete IMAGE PATH...",
+		Aliases: []string{"del"},
+		Short:   "delete subvolumes",
+		Args:    operands(2, -1, "need IMAGE and PATH"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return withImgFS(args[0], func(m *imgFS) error {
+				for _, p := range args[1:] {
+					if err := m.subvolDelete(p); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
 	}
-	if len(a) < n || (args[0] != "delete" && len(a) != n) {
-		fl.Usage()
-		return fmt.Errorf("subvolume %s: wrong number of arguments", args[0])
+}
+
+func newSubvolGetDefaultCmd() *cobra.Command {
+	var img rdImageFlags
+	c := &cobra.Command{
+		Use:   "get-default [options] IMAGE",
+		Short: "show the default subvolume (mounted without subvol=)",
+		Args:  operands(1, 1, "need IMAGE"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return subvolGetDefault(&img, args[0], c.OutOrStdout(), c.ErrOrStderr())
+		},
 	}
-	if args[0] == "list" {
-		// a reader: works beside a writer (with a stale-view warning)
-		return subvolList(a[0], stdout, stderr)
+	img.addFlags(c.Flags(), "")
+	return c
+}
+
+func newSubvolSetDefaultCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "set-default IMAGE ID|PATH",
+		Short: "make a subvolume the default one (mounted without subvol=)",
+		Long: `Make subvolume ID, or the subvolume at PATH inside IMAGE, the one a mount
+without subvol= or subvolid= mounts, as btrfs subvolume set-default does.
+ID 0 or 5 is the top level. btrfs-progs' order, set-default ID IMAGE, is
+accepted too. IMAGE must not be in use.`,
+		Args: operands(2, 2, "need IMAGE and the subvolume (ID or PATH)"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			image, which := args[0], args[1]
+			if _, err := strconv.ParseUint(image, 10, 64); err == nil {
+				if _, serr := os.Stat(image); serr != nil {
+					image, which = which, image // btrfs-progs: set-default ID PATH
+				}
+			}
+			return withImgFS(image, func(m *imgFS) error { return m.subvolSetDefault(which) })
+		},
 	}
-	m, err := openImgFS(a[0], fsops.Options{})
+}
+
+// withImgFS opens image for changes, runs fn and commits.
+func withImgFS(image string, fn func(m *imgFS) error) error {
+	m, err := openImgFS(image, fsops.Options{})
 	if err != nil {
 		return err
 	}
-	switch args[0] {
-	case "create":
-		err = m.subvolCreate(a[1])
-	case "snapshot":
-		err = m.subvolSnapshot(a[1], a[2], *readonly)
-	case "delete":
-		for _, p := range a[1:] {
-			if err = m.subvolDelete(p); err != nil {
-				break
-			}
-		}
-	}
-	return m.finish(err)
+	return m.finish(fn(m))
 }
 
 func (m *imgFS) subvolCreate(p string) error {
@@ -118,27 +179,21 @@ func (m *imgFS) subvolDelete(p string) error {
 	return nil
 }
 
-// subvolList prints one line per subvolume, as btrfs subvolume list does.
-func subvolList(image string, w, stderr io.Writer) error {
-	fsys, err := gobtrfs.Open(image, &gobtrfs.Options{SubvolID: 5,
-		Warn: func(msg string) { fmt.Fprintf(stderr, "gobtrfs: warning: %s\n", msg) }})
+// subvolSetDefault makes the subvolume which (an ID or a path) the default.
+func (m *imgFS) subvolSetDefault(which string) error {
+	id, err := strconv.ParseUint(which, 10, 64)
 	if err != nil {
-		return err
-	}
-	defer fsys.Close()
-	subs, err := fsys.Subvolumes()
-	if err != nil {
-		return err
-	}
-	for _, s := range subs {
-		if s.ID == 5 {
-			continue
+		ref, _, err := m.lookup(which, true)
+		if err != nil {
+			return err
 		}
-		ro := ""
-		if s.ReadOnly {
-			ro = " (readonly)"
+		if ref.Ino != fsops.RootDirIno {
+			return fmt.Errorf("%s: not a subvolume", which)
 		}
-		fmt.Fprintf(w, "ID %d gen %d top level %d path %s%s\n", s.ID, s.Generation, s.ParentID, s.Path, ro)
+		id = uint64(ref.Root)
+	}
+	if err := m.fs.SetDefaultSubvolume(ondisk.ObjectID(id)); err != nil {
+		return fmt.Errorf("set default subvolume %s: %w", which, err)
 	}
 	return nil
 }

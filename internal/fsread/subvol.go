@@ -29,6 +29,15 @@ type Subvolume struct {
 	Otransid     uint64 // transaction that created it
 	Otime        time.Time
 	Ctime        time.Time
+	// RootOffset is the offset of the ROOT_ITEM key: the transaction a
+	// snapshot was taken in, 0 for a subvolume created empty (what
+	// `btrfs subvolume list -s` tells snapshots by).
+	RootOffset uint64
+	// Ctransid, Stransid and Rtransid are the transactions of the last
+	// change, send and receive; Stime and Rtime the times of the last
+	// send and receive (zero when never).
+	Ctransid, Stransid, Rtransid uint64
+	Stime, Rtime                 time.Time
 
 	name string // last path component, from the ROOT_BACKREF
 }
@@ -67,7 +76,9 @@ func (f *Engine) Subvolumes() ([]Subvolume, error) {
 			if ri.Refs == 0 || ri.Flags&item.RootSubvolDead != 0 {
 				return true // deleted, waiting for the cleaner
 			}
-			out = append(out, subvolFromRoot(k.ObjectID, &ri))
+			s := subvolFromRoot(k.ObjectID, &ri)
+			s.RootOffset = k.Offset
+			out = append(out, s)
 			return true
 		})
 	if err == nil {
@@ -94,9 +105,16 @@ func (f *Engine) Subvolumes() ([]Subvolume, error) {
 func subvolFromRoot(id ondisk.ObjectID, ri *item.RootItem) Subvolume {
 	s := Subvolume{ID: uint64(id), UUID: UUID(ri.UUID), ParentUUID: UUID(ri.ParentUUID),
 		ReceivedUUID: UUID(ri.ReceivedUUID), ReadOnly: ri.Flags&item.RootSubvolRdonly != 0,
-		Generation: uint64(ri.Generation), Otransid: ri.Otransid}
+		Generation: uint64(ri.Generation), Otransid: ri.Otransid,
+		Ctransid: ri.Ctransid, Stransid: ri.Stransid, Rtransid: ri.Rtransid}
 	if ri.V2 {
 		s.Otime, s.Ctime = ri.Otime.Time(), ri.Ctime.Time()
+		if ri.Stime.Sec != 0 || ri.Stime.Nsec != 0 {
+			s.Stime = ri.Stime.Time()
+		}
+		if ri.Rtime.Sec != 0 || ri.Rtime.Nsec != 0 {
+			s.Rtime = ri.Rtime.Time()
+		}
 	}
 	return s
 }

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
+)
+
+// fsTestImages makes the images filesystem df/usage are compared on: one
+// by mkfs.btrfs --rootdir, one by gobtrfs mkfs and put.
+func fsTestImages(t *testing.T) map[string]string {
+	t.Helper()
+	testutil.NeedProgs(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(filepath.Join(src, "sub"), 0o755)
+	for i := 0; i < 40; i++ {
+		os.WriteFile(filepath.Join(src, "sub", "f"+string(rune('a'+i%26))+string(rune('a'+i/26))),
+			bytes.Repeat([]byte{byte(i)}, 3000*i), 0o644)
+	}
+	os.WriteFile(filepath.Join(src, "big"), bytes.Repeat([]byte("0123456789"), 3<<20/10), 0o644)
+	imgs := map[string]string{"progs": filepath.Join(dir, "progs.img"), "gobtrfs": filepath.Join(dir, "ours.img")}
+	testutil.MkfsRootdir(t, src, imgs["progs"], 300<<20)
+	for _, a := range [][]string{{"mkfs", "-q", "-b", "320M", imgs["gobtrfs"]}, {"put", imgs["gobtrfs"], src, "/"}} {
+		if _, errs, rc := runCLI(a...); rc != 0 {
+			t.Fatalf("gobtrfs %s: exit %d: %s", strings.Join(a, " "), rc, errs)
+		}
+	}
+	testutil.CheckImage(t, imgs["gobtrfs"])
+	return imgs
+}
+
+// TestFilesystemLikeProgs compares gobtrfs filesystem df and usage on an
+// image with btrfs filesystem df and usage on a kernel mount of it (the
+// loop device's name replaced by the image's path), and show with btrfs
+// filesystem show of the unmounted image.
+func TestFilesystemLikeProgs(t *testing.T) {
+	testutil.NeedRootLoop(t)
+	for name, img := range fsTestImages(t) {
+		t.Run(name, func(t *testing.T) {
+			cmds := [][]string{{"df", "-b"}, {"df"}, {"usage", "-b"}, {"usage"}, {"df", "-k"}, {"usage", "--si"}}
+			ours := map[string]string{}
+			for _, c := range cmds {
+				out, errs, rc := runCLI(append(append([]string{"filesystem"}, c...), img)...)
+				if rc != 0 {
+					t.Fatalf("gobtrfs filesystem %v: exit %d: %s", c, rc, errs)
+				}
+				ours[strings.Join(c, " ")] = out
+			}
+			show, _, _ := runCLI("filesystem", "show", "--raw", img)
+			if want := progsOut(t, "filesystem", "show", "--raw", img); show != want {
+				t.Errorf("filesystem show --raw:\n gobtrfs:\n%s btrfs-progs:\n%s", show, want)
+			}
+			mnt := testutil.LoopMount(t, img, "ro")
+			src, err := exec.Command("findmnt", "-no", "SOURCE", mnt).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			loop := strings.TrimSpace(string(src))
+			for _, c := range cmds {
+				want := progsOut(t, append(append([]string{"filesystem"}, c...), mnt)...)
+				want = strings.ReplaceAll(want, loop+"\t", img+"\t")
+				if got := ours[strings.Join(c, " ")]; got != want {
+					t.Errorf("filesystem %s:\n gobtrfs:\n%s btrfs-progs on the mount:\n%s", strings.Join(c, " "), got, want)
+				}
+			}
+			testutil.Unmount(t, mnt)
+		})
+	}
+}
+
+// TestFilesystemLabel sets the label of an image and reads it with
+// btrfs-progs (filesystem label, dump-super: every copy).
+func TestFilesystemLabel(t *testing.T) {
+	testutil.NeedProgs(t)
+	img := filepath.Join(t.TempDir(), "l.img")
+	testutil.Mkfs(t, img, 128<<20, "-L", "before")
+	if out, _, rc := runCLI("filesystem", "label", img); rc != 0 || out != "before\n" {
+		t.Fatalf("label: exit %d, %q", rc, out)
+	}
+	if _, errs, rc := runCLI("filesystem", "label", img, "after it"); rc != 0 {
+		t.Fatalf("set label: exit %d: %s", rc, errs)
+	}
+	if got := progsOut(t, "filesystem", "label", img); got != "after it\n" {
+		t.Errorf("btrfs filesystem label reads %q after gobtrfs set it to \"after it\"", got)
+	}
+	all := progsOut(t, "inspect-internal", "dump-super", "-a", img)
+	if n := strings.Count(all, "label\t\t\tafter it\n"); n != 2 { // a 128 MiB image holds the primary and the 64 MiB copy
+		t.Errorf("%d superblock copies have the new label, want 2:\n%s", n, all)
+	}
+	testutil.CheckImage(t, img)
+	if _, errs, rc := runCLI("filesystem", "label", img, strings.Repeat("x", 256)); rc != 2 || !strings.Contains(errs, "too long") {
+		t.Errorf("a 256-byte label: exit %d, %q; want a usage error", rc, errs)
+	}
+}
