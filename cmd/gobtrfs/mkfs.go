@@ -79,7 +79,7 @@ mkfs.btrfs's, with the same letters.`,
 	fl.StringVar(&a.csumName, "checksum", "", "same as --csum")
 	fl.Lookup("checksum").Hidden = true
 	fl.StringVarP(&a.nodesize, "nodesize", "n", "", "tree block `SIZE`: power of two, sectorsize..64K (default 16K)")
-	fl.StringVarP(&a.sectorsize, "sectorsize", "s", "", "sector `SIZE` (default 4K; Linux mounts only 4K or the page size)")
+	fl.StringVarP(&a.sectorsize, "sectorsize", "s", "", "sector `SIZE` (default 4K; Linux mounts only 4K or the page size); 1M or more is read as -b, its old meaning here, with a warning")
 	fl.StringVarP(&a.cfg.MetadataProfile, "metadata", "m", "", "metadata `PROFILE`: dup (default) or single")
 	fl.StringVarP(&a.cfg.DataProfile, "data", "d", "", "data `PROFILE`: single")
 	addFeature := func(v string) error { a.features = append(a.features, v); return nil }
@@ -92,6 +92,20 @@ mkfs.btrfs's, with the same letters.`,
 	fl.BoolVarP(&a.force, "force", "f", false, "overwrite an existing filesystem")
 	fl.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success but errors and warnings")
 	fl.BoolP("nodiscard", "K", false, "accepted for mkfs.btrfs compatibility (nothing is ever discarded)")
+	fixed := func(vals ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return vals, cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	c.RegisterFlagCompletionFunc("csum", fixed("crc32c", "xxhash", "sha256", "blake2"))
+	c.RegisterFlagCompletionFunc("metadata", fixed("dup", "single"))
+	c.RegisterFlagCompletionFunc("data", fixed("single"))
+	c.RegisterFlagCompletionFunc("features", fixed(append(mkfs.FeatureNames(), "list-all")...))
+	c.RegisterFlagCompletionFunc("runtime-features", fixed("free-space-tree", "quota"))
+	c.RegisterFlagCompletionFunc("compress", fixed("zlib", "lzo", "zstd"))
+	c.RegisterFlagCompletionFunc("rootdir", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return nil, cobra.ShellCompDirectiveFilterDirs
+	})
 	return c
 }
 
