@@ -27,7 +27,7 @@ func fsTestImages(t *testing.T) map[string]string {
 	imgs := map[string]string{"progs": filepath.Join(dir, "progs.img"), "gobtrfs": filepath.Join(dir, "ours.img")}
 	testutil.MkfsRootdir(t, src, imgs["progs"], 300<<20)
 	for _, a := range [][]string{{"mkfs", "-q", "-b", "320M", imgs["gobtrfs"]}, {"put", imgs["gobtrfs"], src, "/"}} {
-		if _, errs, rc := runCLI(a...); rc != 0 {
+		if _, errs, rc := clitoolsRun(a...); rc != 0 {
 			t.Fatalf("gobtrfs %s: exit %d: %s", strings.Join(a, " "), rc, errs)
 		}
 	}
@@ -46,13 +46,13 @@ func TestFilesystemLikeProgs(t *testing.T) {
 			cmds := [][]string{{"df", "-b"}, {"df"}, {"usage", "-b"}, {"usage"}, {"df", "-k"}, {"usage", "--si"}}
 			ours := map[string]string{}
 			for _, c := range cmds {
-				out, errs, rc := runCLI(append(append([]string{"filesystem"}, c...), img)...)
+				out, errs, rc := clitoolsRun(append(append([]string{"filesystem"}, c...), img)...)
 				if rc != 0 {
 					t.Fatalf("gobtrfs filesystem %v: exit %d: %s", c, rc, errs)
 				}
 				ours[strings.Join(c, " ")] = out
 			}
-			show, _, _ := runCLI("filesystem", "show", "--raw", img)
+			show, _, _ := clitoolsRun("filesystem", "show", "--raw", img)
 			if want := progsOut(t, "filesystem", "show", "--raw", img); show != want {
 				t.Errorf("filesystem show --raw:\n gobtrfs:\n%s btrfs-progs:\n%s", show, want)
 			}
@@ -80,10 +80,10 @@ func TestFilesystemLabel(t *testing.T) {
 	testutil.NeedProgs(t)
 	img := filepath.Join(t.TempDir(), "l.img")
 	testutil.Mkfs(t, img, 128<<20, "-L", "before")
-	if out, _, rc := runCLI("filesystem", "label", img); rc != 0 || out != "before\n" {
+	if out, _, rc := clitoolsRun("filesystem", "label", img); rc != 0 || out != "before\n" {
 		t.Fatalf("label: exit %d, %q", rc, out)
 	}
-	if _, errs, rc := runCLI("filesystem", "label", img, "after it"); rc != 0 {
+	if _, errs, rc := clitoolsRun("filesystem", "label", img, "after it"); rc != 0 {
 		t.Fatalf("set label: exit %d: %s", rc, errs)
 	}
 	if got := progsOut(t, "filesystem", "label", img); got != "after it\n" {
@@ -94,7 +94,7 @@ func TestFilesystemLabel(t *testing.T) {
 		t.Errorf("%d superblock copies have the new label, want 2:\n%s", n, all)
 	}
 	testutil.CheckImage(t, img)
-	if _, errs, rc := runCLI("filesystem", "label", img, strings.Repeat("x", 256)); rc != 2 || !strings.Contains(errs, "too long") {
+	if _, errs, rc := clitoolsRun("filesystem", "label", img, strings.Repeat("x", 256)); rc != 2 || !strings.Contains(errs, "too long") {
 		t.Errorf("a 256-byte label: exit %d, %q; want a usage error", rc, errs)
 	}
 }
