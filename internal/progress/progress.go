@@ -197,11 +197,16 @@ func (b *Bar) lineLocked(elapsed time.Duration) string {
 	}
 	if frac >= 0 {
 		frac = min(frac, 1)
-		parts = append(parts, bar(frac, 20), fmt.Sprintf("%3.0f%%", frac*100))
+		w := 20
+		if b.o.Width < 100 {
+			w = 12
+		}
+		parts = append(parts, bar(frac, w), fmt.Sprintf("%3.0f%%", frac*100))
 	}
-	if b.o.TotalFiles > 0 {
+	switch {
+	case b.o.TotalFiles > 0:
 		parts = append(parts, fmt.Sprintf("%d/%d files", files, b.o.TotalFiles))
-	} else {
+	case files > 0:
 		parts = append(parts, fmt.Sprintf("%d files", files))
 	}
 	if b.o.TotalBytes > 0 {
