@@ -14,8 +14,8 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/csum"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/mkfs"
-	"github.com/gobtrfs/gobtrfs/internal/progress"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/progress"
 )
 
 func init() { addCommand(newMkfsCmd) }
