@@ -167,6 +167,9 @@ func runCommand(c *cobra.Command, args []string, stdout, stderr io.Writer) error
 
 // suggest is cobra's "did you mean" for an unknown command name.
 func suggest(c *cobra.Command, name string) string {
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
 	s := c.SuggestionsFor(name)
 	if len(s) == 0 {
 		return ""

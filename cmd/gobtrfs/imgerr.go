@@ -6,8 +6,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 )
 
 // errNotBtrfs is what the image errors below wrap when no superblock is
@@ -21,6 +23,19 @@ func checkImagePath(path string) error {
 		return fmt.Errorf("%s is a directory, not a btrfs image (an image file or a block device)", path)
 	}
 	return nil
+}
+
+// rdPathErr says in plain words that the image path p (as the user gave
+// it) does not exist or is a directory; other errors (a damaged image)
+// keep their details.
+func rdPathErr(img, p string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such file or directory in %s", p, img)
+	case errors.Is(err, syscall.EISDIR) || strings.HasSuffix(err.Error(), "is a directory"):
+		return fmt.Errorf("%s: is a directory", p)
+	}
+	return err
 }
 
 // imageErr says an open error of the image at path in plain words: "not a

@@ -182,6 +182,13 @@ multi-device filesystem) in btrfs-progs v6.2's format.`,
 	fl.BoolVar(&to.HideNames, "hide-names", false, "do not print file names")
 	fl.BoolVar(&to.CsumHeaders, "csum-headers", false, "print the checksums of tree block headers")
 	fl.BoolVar(&to.CsumItems, "csum-items", false, "print the checksums of csum items")
+	c.RegisterFlagCompletionFunc("tree", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		var names []string
+		for _, t := range treeNames {
+			names = append(names, strings.ToLower(t.name))
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
 	return c
 }
 

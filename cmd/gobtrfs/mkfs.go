@@ -93,6 +93,20 @@ mkfs.btrfs's, with the same letters.`,
 	fl.BoolVarP(&a.force, "force", "f", false, "overwrite an existing filesystem")
 	fl.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success but errors and warnings")
 	fl.BoolP("nodiscard", "K", false, "accepted for mkfs.btrfs compatibility (nothing is ever discarded)")
+	fixed := func(vals ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return vals, cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	c.RegisterFlagCompletionFunc("csum", fixed("crc32c", "xxhash", "sha256", "blake2"))
+	c.RegisterFlagCompletionFunc("metadata", fixed("dup", "single"))
+	c.RegisterFlagCompletionFunc("data", fixed("single"))
+	c.RegisterFlagCompletionFunc("features", fixed(append(mkfs.FeatureNames(), "list-all")...))
+	c.RegisterFlagCompletionFunc("runtime-features", fixed("free-space-tree", "quota"))
+	c.RegisterFlagCompletionFunc("compress", fixed("zlib", "lzo", "zstd"))
+	c.RegisterFlagCompletionFunc("rootdir", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return nil, cobra.ShellCompDirectiveFilterDirs
+	})
 	return c
 }
 
