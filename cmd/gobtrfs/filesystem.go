@@ -148,6 +148,9 @@ func setLabel(image, label string) error {
 	if len(label) >= ondisk.LabelSize {
 		return usageErrorf("label %q is too long (%d bytes; at most %d)", label, len(label), ondisk.LabelSize-1)
 	}
+	if err := checkImagePath(image); err != nil {
+		return err
+	}
 	dev, err := blockdev.OpenFile(image, false)
 	if err != nil {
 		return err
@@ -155,7 +158,7 @@ func setLabel(image, label string) error {
 	defer dev.Close()
 	fi, err := fsinfo.Open(dev, fsinfo.Options{})
 	if err != nil {
-		return fmt.Errorf("%s: %w", image, err)
+		return imageErr(image, err)
 	}
 	e, err := txn.OpenWith(fi, txn.OpenOptions{ReplayLog: treelog.Replay})
 	if err != nil {

@@ -26,6 +26,10 @@ func openFSImage(paths []string, write bool, stderr io.Writer) (*fsImage, error)
 	warn := func(msg string) { fmt.Fprintf(stderr, "WARNING: %s\n", msg) }
 	var devs []blockdev.Device
 	for _, p := range paths {
+		if err := checkImagePath(p); err != nil {
+			im.Close()
+			return nil, err
+		}
 		dev, err := blockdev.OpenFile(p, !write)
 		if err != nil {
 			im.Close()
@@ -40,7 +44,7 @@ func openFSImage(paths []string, write bool, stderr io.Writer) (*fsImage, error)
 	fi, err := fsinfo.OpenDevices(devs, fsinfo.Options{ReadOnly: true, Warn: warn, DeviceNames: paths})
 	if err != nil {
 		im.Close()
-		return nil, fmt.Errorf("%s: %w", strings.Join(paths, ", "), err)
+		return nil, imageErr(strings.Join(paths, ", "), err)
 	}
 	im.fi = fi
 	for _, m := range fi.Devices.Members() {

@@ -189,6 +189,9 @@ func restoreMain(args []string, stderr io.Writer) error {
 // restoreListRoots prints the ROOT_ITEMs of the root tree as btrfs restore
 // -l does: " tree key (FS_TREE ROOT_ITEM 0) 30408704 level 0".
 func restoreListRoots(image string, super int, w io.Writer) error {
+	if err := checkImagePath(image); err != nil {
+		return err
+	}
 	dev, err := blockdev.OpenFile(image, true)
 	if err != nil {
 		return err
@@ -196,7 +199,7 @@ func restoreListRoots(image string, super int, w io.Writer) error {
 	defer dev.Close()
 	fi, err := fsinfo.Open(dev, fsinfo.Options{ReadOnly: true, SuperMirror: super + 1})
 	if err != nil {
-		return fmt.Errorf("%s: %w", image, err)
+		return imageErr(image, err)
 	}
 	var derr error
 	err = fi.RootTree.Range(ondisk.Key{}, ondisk.Key{ObjectID: ^ondisk.ObjectID(0), Type: 255, Offset: ^uint64(0)},
