@@ -59,7 +59,7 @@ func (s *scrubber) dataExtent(r extentRec) {
 				want = sums.Sum(int(i))
 			}
 			if want == nil {
-				s.rep.NoCsum += ss * uint64(len(copies))
+				s.rep.NoCsum += uint64(len(copies))
 				continue
 			}
 			sector := func(m int) []byte { return bufs[m][i*ss : (i+1)*ss] }

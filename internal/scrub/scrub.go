@@ -98,7 +98,7 @@ type Report struct {
 	DataBytes, TreeBytes          uint64 // bytes read and verified, every copy
 	ReadErrors, CsumErrors        uint64
 	VerifyErrors, SuperErrors     uint64
-	NoCsum                        uint64 // data bytes without a checksum (nodatasum, prealloc), every copy
+	NoCsum                        uint64 // data sectors without a checksum (nodatasum, prealloc), every copy
 	Corrected, Uncorrectable      uint64
 	Unverified                    uint64 // bytes whose copy is on a missing device
 	WalkErrors                    []string
