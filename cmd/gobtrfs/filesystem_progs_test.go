@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gobtrfs/gobtrfs/internal/testimg/multidev"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
@@ -96,5 +97,39 @@ func TestFilesystemLabel(t *testing.T) {
 	testutil.CheckImage(t, img)
 	if _, errs, rc := clitoolsRun("filesystem", "label", img, strings.Repeat("x", 256)); rc != 2 || !strings.Contains(errs, "too long") {
 		t.Errorf("a 256-byte label: exit %d, %q; want a usage error", rc, errs)
+	}
+}
+
+// TestFilesystemLikeProgsRAID1: df and usage of a kernel-made two-device
+// RAID1 filesystem (per-device lines, RAID1 ratios, the statfs estimate of
+// two-copy chunks) agree with btrfs-progs on a mount of both devices.
+func TestFilesystemLikeProgsRAID1(t *testing.T) {
+	k := multidev.Make(t, t.TempDir(), multidev.Spec{Devices: 2, Data: "raid1", Meta: "raid1", Size: 200 << 20})
+	cmds := [][]string{{"df", "-b"}, {"usage", "-b"}, {"usage"}}
+	opts := "ro"
+	for _, l := range k.Loops[1:] {
+		opts += ",device=" + l
+	}
+	mnt := testutil.Mount(t, k.Loops[0], opts)
+	want := map[string]string{}
+	for _, c := range cmds {
+		out := progsOut(t, append(append([]string{"filesystem"}, c...), mnt)...)
+		for i, l := range k.Loops {
+			out = strings.ReplaceAll(out, l+"\t", k.Images[i]+"\t")
+		}
+		want[strings.Join(c, " ")] = out
+	}
+	testutil.Unmount(t, mnt)
+	if err := k.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cmds {
+		got, errs, rc := clitoolsRun(append(append([]string{"filesystem"}, c...), k.Images...)...)
+		if rc != 0 {
+			t.Fatalf("gobtrfs filesystem %v: exit %d: %s", c, rc, errs)
+		}
+		if w := want[strings.Join(c, " ")]; got != w {
+			t.Errorf("filesystem %s:\n gobtrfs:\n%s btrfs-progs on the mount:\n%s", strings.Join(c, " "), got, w)
+		}
 	}
 }
