@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
@@ -18,12 +19,20 @@ type fsImage struct {
 	devs  []*blockdev.File
 	paths map[ondisk.DevID]string
 	sizes map[ondisk.DevID]uint64
+	// quietFallback drops the readers' "copy 1 bad; using copy 2" notices
+	// (scrub reports every bad copy itself).
+	quietFallback atomic.Bool
 }
 
 // openFSImage opens the filesystem on paths (every device of it).
 func openFSImage(paths []string, write bool, stderr io.Writer) (*fsImage, error) {
 	im := &fsImage{paths: map[ondisk.DevID]string{}, sizes: map[ondisk.DevID]uint64{}}
-	warn := func(msg string) { fmt.Fprintf(stderr, "WARNING: %s\n", msg) }
+	warn := func(msg string) {
+		if im.quietFallback.Load() && strings.Contains(msg, "; using copy ") {
+			return
+		}
+		fmt.Fprintf(stderr, "WARNING: %s\n", msg)
+	}
 	var devs []blockdev.Device
 	for _, p := range paths {
 		if err := checkImagePath(p); err != nil {
