@@ -120,7 +120,7 @@ func TestRWACL(t *testing.T) {
 		"m":       {mode: 0o040755, dflt: minimal},
 		"m/f":     {mode: 0o100644},
 	}
-	r, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true})
+	r, err := gobtrfs.Open(img, &gobtrfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func compareTree(t *testing.T, fsys fs.FS, prefix string, files map[string][]byt
 func TestMkfsRootdirLibrary(t *testing.T) {
 	src, files := hostTree(t)
 	img := filepath.Join(t.TempDir(), "img")
-	if err := gobtrfs.Mkfs(img, 256<<20, &gobtrfs.MkfsOptions{Rootdir: src, Compress: "zstd", Label: "lib"}); err != nil {
+	if err := gobtrfs.Mkfs(img, gobtrfs.MkfsOptions{Size: 256 << 20, Rootdir: src, Compress: "zstd", Label: "lib"}); err != nil {
 		t.Fatal(err)
 	}
 	fsys, err := gobtrfs.Open(img, nil)
@@ -78,10 +78,10 @@ func TestMkfsRootdirLibrary(t *testing.T) {
 	fsys.Close()
 	checktest.Image(t, img)
 
-	if err := gobtrfs.Mkfs(img, 256<<20, nil); err == nil {
+	if err := gobtrfs.Mkfs(img, gobtrfs.MkfsOptions{Size: 256 << 20}); err == nil {
 		t.Errorf("Mkfs over an existing file succeeded")
 	}
-	if err := gobtrfs.Mkfs(filepath.Join(t.TempDir(), "x"), 256<<20, &gobtrfs.MkfsOptions{Rootdir: "/nonexistent"}); err == nil {
+	if err := gobtrfs.Mkfs(filepath.Join(t.TempDir(), "x"), gobtrfs.MkfsOptions{Size: 256 << 20, Rootdir: "/nonexistent"}); err == nil {
 		t.Errorf("Mkfs with a missing rootdir succeeded")
 	}
 }

@@ -19,8 +19,10 @@ type DirEntry struct {
 
 var _ fs.DirEntry = (*DirEntry)(nil)
 
+// Name is the entry's name.
 func (d *DirEntry) Name() string { return d.e.Name }
 
+// IsDir reports whether the entry is a directory (or a subvolume).
 func (d *DirEntry) IsDir() bool { return d.Type().IsDir() }
 
 // Type returns the type bits recorded in the directory entry.
@@ -33,6 +35,9 @@ func (d *DirEntry) Type() fs.FileMode {
 
 // Info returns the entry's FileInfo, with a *Stat as Sys().
 func (d *DirEntry) Info() (fs.FileInfo, error) {
+	if err := d.fs.errIfClosed("stat", d.e.Name); err != nil {
+		return nil, err
+	}
 	if d.err != nil {
 		return nil, pathErr("stat", d.e.Name, d.err)
 	}
@@ -75,6 +80,9 @@ func (f *FS) readDirFrom(dir ondisk.InodeRef, from uint64, n int, fn func(*DirEn
 // followed (its File reads as the target text). Walkers such as restore use
 // it to visit a tree without resolving each path from the root.
 func (d *DirEntry) Open() (*File, error) {
+	if err := d.fs.errIfClosed("open", d.e.Name); err != nil {
+		return nil, err
+	}
 	if d.err != nil {
 		return nil, pathErr("open", d.e.Name, d.err)
 	}

@@ -16,6 +16,13 @@ import (
 // (errors.Is(err, gobtrfs.ErrCorrupt)).
 var ErrCorrupt = diskio.ErrCorrupt
 
+// ErrNotBtrfs is matched by the error of Open, OpenDevices, OpenReaderAt
+// and OpenRW on a file or device that holds no btrfs filesystem: no
+// superblock copy carries the btrfs magic (another kind of file, a wiped
+// device, one too short for a superblock). A btrfs superblock that is
+// damaged matches ErrCorrupt instead.
+var ErrNotBtrfs = diskio.ErrNotBtrfs
+
 // ErrLocked is matched by the error of OpenRW (and any other writer) on an
 // image that another writer or a read-only mount holds; the error names the
 // holder where /proc tells it (errors.Is(err, gobtrfs.ErrLocked)).
@@ -26,9 +33,10 @@ var ErrLocked = blockdev.ErrLocked
 // names the device (devid and uuid).
 var ErrMissingDevice = volume.ErrMissingDevice
 
-// DataError reports file data that could not be read intact: which inode,
-// where in the file, which logical address and why.
-// Every door (FS, RW, the mounts) reports it the same way.
+// DataError reports file data that could not be read intact: which inode
+// (fields Subvol and Ino), where in the file (FileOffset), which logical
+// address (Logical) and why (Err, which it unwraps to). Every door (FS, RW,
+// the mounts) reports it the same way; errors.As(err, &dataErr) finds it.
 type DataError = fileread.DataError
 
 func pathErr(op, name string, err error) error {

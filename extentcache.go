@@ -6,16 +6,16 @@ type ExtentCacheStats struct {
 	Entries   int   // cached extents over all inodes
 	Bytes     int64 // memory held (estimated)
 	MaxBytes  int64 // budget (Options.ExtentCacheBytes)
-	Hits      int64
-	Misses    int64
-	Evictions int64
+	Hits      int64 // lookups answered from the cache
+	Misses    int64 // lookups that read the tree
+	Evictions int64 // mappings dropped to stay within MaxBytes
 }
 
 // InodeKey names an inode across subvolumes: Stat's Subvol and Ino. It is
 // the public form of the engines' ondisk.InodeRef.
 type InodeKey struct {
-	Subvol uint64
-	Ino    uint64
+	Subvol uint64 // subvolume (tree) ID, Stat.Subvol
+	Ino    uint64 // inode number in it, Stat.Ino
 }
 
 // ExtentCacheStats returns the extent mapping cache's counters.

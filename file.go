@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
@@ -29,7 +30,7 @@ type File struct {
 	mu      sync.Mutex
 	off     int64
 	dirNext uint64 // next DIR_INDEX index for ReadDir
-	closed  bool
+	closed  atomic.Bool
 	// ra is Read's read-ahead window: small sequential reads are served
 	// from one larger verified read instead of a disk read and a checksum
 	// per call.
@@ -53,28 +54,39 @@ func (f *FS) newFile(name string, n ondisk.InodeRef, x item.InodeItem) *File {
 
 func (f *File) isDir() bool { return f.inode.Mode&item.SIFMT == item.SIFDIR }
 
+// errIfClosed returns the error of op after the file's or its FS's Close.
+func (f *File) errIfClosed(op string) error {
+	if f.closed.Load() || f.fs.closed.Load() {
+		return pathErr(op, f.name, fs.ErrClosed)
+	}
+	return nil
+}
+
 // Name is the name the file was opened with.
 func (f *File) Name() string { return f.name }
 
 // Stat returns the file's FileInfo; Sys() is a *Stat.
 func (f *File) Stat() (fs.FileInfo, error) {
+	if err := f.errIfClosed("stat"); err != nil {
+		return nil, err
+	}
 	return &fileInfo{name: baseName(f.name), st: newStat(f.n, &f.inode)}, nil
 }
 
 // Close marks the file closed. Cached extent mappings stay in the
 // filesystem-wide cache (bounded by its LRU) for the next open.
 func (f *File) Close() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
+	if f.closed.Swap(true) {
 		return pathErr("close", f.name, fs.ErrClosed)
 	}
-	f.closed = true
 	return nil
 }
 
 // ReadAt reads len(p) bytes at off; at end of file it returns io.EOF with the bytes read.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if err := f.errIfClosed("read"); err != nil {
+		return 0, err
+	}
 	if f.isDir() {
 		return 0, pathErr("read", f.name, errIsDir)
 	}
@@ -106,8 +118,8 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 func (f *File) Read(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed {
-		return 0, pathErr("read", f.name, fs.ErrClosed)
+	if err := f.errIfClosed("read"); err != nil {
+		return 0, err
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -147,8 +159,8 @@ func (f *File) Read(p []byte) (int, error) {
 func (f *File) Seek(offset int64, whence int) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed {
-		return 0, pathErr("seek", f.name, fs.ErrClosed)
+	if err := f.errIfClosed("seek"); err != nil {
+		return 0, err
 	}
 	var pos int64
 	switch whence {
@@ -182,6 +194,9 @@ func (f *File) SeekData(off int64) (int64, error) { return f.seekDataHole(off, t
 func (f *File) SeekHole(off int64) (int64, error) { return f.seekDataHole(off, false) }
 
 func (f *File) seekDataHole(off int64, data bool) (int64, error) {
+	if err := f.errIfClosed("seek"); err != nil {
+		return 0, err
+	}
 	return f.fs.e.SeekData(f.n, &f.inode, off, data)
 }
 
@@ -190,8 +205,8 @@ func (f *File) seekDataHole(off int64, data bool) (int64, error) {
 func (f *File) ReadDir(n int) ([]fs.DirEntry, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed {
-		return nil, pathErr("readdir", f.name, fs.ErrClosed)
+	if err := f.errIfClosed("readdir"); err != nil {
+		return nil, err
 	}
 	if !f.isDir() {
 		return nil, pathErr("readdir", f.name, errNotDir)
@@ -229,6 +244,9 @@ func baseName(name string) string {
 
 // ReadLink returns the target if the file is a symlink.
 func (f *File) ReadLink() (string, error) {
+	if err := f.errIfClosed("readlink"); err != nil {
+		return "", err
+	}
 	if f.inode.Mode&item.SIFMT != item.SIFLNK {
 		return "", pathErr("readlink", f.name, errNotLink)
 	}
@@ -241,6 +259,9 @@ func (f *File) ReadLink() (string, error) {
 
 // Xattrs returns the file's extended attributes sorted by name.
 func (f *File) Xattrs() ([]Xattr, error) {
+	if err := f.errIfClosed("listxattr"); err != nil {
+		return nil, err
+	}
 	xs, err := f.fs.nodeXattrs(f.n)
 	if err != nil {
 		return nil, pathErr("listxattr", f.name, err)

@@ -1,16 +1,31 @@
-// Package gobtrfs reads and writes btrfs filesystem images in pure Go,
-// images that the Linux kernel mounts.
+// Package gobtrfs reads and writes btrfs filesystem images in pure Go (no
+// cgo, no root, no kernel mount): images that the Linux kernel mounts, and
+// images the kernel wrote.
 //
-// Open gives a read-only view; OpenRW (an *RW) changes an image, each
-// change in the current transaction until Commit or Close; Mkfs and
-// CreateImage make a new filesystem.
+// Reading: Open (or OpenDevices for a filesystem of several devices, or
+// OpenReaderAt) gives an *FS, a read-only io/fs.FS (with ReadDir, Stat,
+// ReadFile, ReadLink and Lstat) over one subvolume, crossing into nested
+// subvolumes and snapshots where the directory tree links them. Its files
+// are *File values: io.Reader, io.ReaderAt and io.Seeker with SeekData and
+// SeekHole. File data is verified against the csum tree unless
+// Options.NoVerifyDataCsum is set; metadata always is. An FS is safe for
+// concurrent use; after Close every call fails with fs.ErrClosed.
 //
-// An *FS is an io/fs.FS (with ReadDir, Stat, ReadLink and Lstat) over one
-// subvolume of an image, crossing into nested subvolumes and snapshots where
-// the directory tree links them. Opened files are *File values: io.ReaderAt,
-// io.Reader and io.Seeker with SEEK_DATA / SEEK_HOLE. File data is verified
-// against the csum tree unless Options.NoVerifyDataCsum is set. An FS is safe
-// for concurrent use.
+// Writing: Mkfs makes a new filesystem with mkfs.btrfs's options (Rootdir
+// fills it from a host directory), CreateImage an empty one with the
+// defaults. OpenRW opens an image for changes (an *RW): files, directories,
+// links, subvolumes and snapshots, xattrs and ACLs, reflinks, fallocate,
+// fsync through the log tree. RW.Create and RW.OpenFile give *RWFile
+// values (io.Writer, io.WriterAt, io.Reader, io.ReaderAt, io.Seeker,
+// io.Closer); RW.Stat, RW.ReadDir and RW.FS show the current state,
+// uncommitted changes included. Every change is in the running transaction
+// until RW.Commit or RW.Close (or a commit timer, RWOptions.CommitInterval);
+// one writer at a time holds an image (ErrLocked).
+//
+// Errors wrap their cause with the operation and the path or address; test
+// them with errors.Is against ErrNotBtrfs, ErrCorrupt, ErrLocked,
+// ErrMissingDevice and the io/fs errors (fs.ErrNotExist, fs.ErrExist,
+// fs.ErrClosed), or errors.As with *DataError.
 package gobtrfs
 
 import (
@@ -21,6 +36,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -30,9 +46,10 @@ import (
 // io/fs door over the read engine (internal/fsread), which it reaches by
 // resolving paths to inodes.
 type FS struct {
-	e    *fsread.Engine
-	opts Options
-	root ondisk.InodeRef
+	e      *fsread.Engine
+	opts   Options
+	root   ondisk.InodeRef
+	closed atomic.Bool
 }
 
 var (
@@ -95,7 +112,10 @@ func openDevices(devs []blockdev.Device, names []string, opts *Options) (*FS, er
 	if opts != nil {
 		o = *opts
 	}
-	eo := o.engine()
+	eo, err := o.engine()
+	if err != nil {
+		return nil, err
+	}
 	eo.DeviceNames = names
 	e, err := fsread.OpenDevices(devs, eo)
 	if err != nil {
@@ -105,14 +125,46 @@ func openDevices(devs []blockdev.Device, names []string, opts *Options) (*FS, er
 }
 
 // engine returns the options of the read engine.
-func (o *Options) engine() fsread.Options {
-	return fsread.Options{NoVerifyDataCsum: o.NoVerifyDataCsum, SuperMirror: o.SuperMirror, Warn: o.Warn,
+func (o *Options) engine() (fsread.Options, error) {
+	mirror, err := o.superMirror()
+	if err != nil {
+		return fsread.Options{}, err
+	}
+	return fsread.Options{NoVerifyDataCsum: o.NoVerifyDataCsum, SuperMirror: mirror, Warn: o.Warn,
 		ExtentCacheBytes: o.ExtentCacheBytes, TreeCacheBytes: o.TreeCacheBytes, SubvolID: o.SubvolID,
-		Subvol: o.Subvol, NoLogReplay: o.NoLogReplay}
+		Subvol: o.Subvol, NoLogReplay: o.NoLogReplay}, nil
 }
 
-// Close releases the image.
-func (f *FS) Close() error { return f.e.Close() }
+// superMirror turns SuperMirror (0-based, as btrfs-progs) into the
+// engines' form: 0 picks the primary with fallback, N >= 1 forces copy N-1.
+func (o *Options) superMirror() (int, error) {
+	n := o.SuperMirror
+	if n < 0 || n >= len(ondisk.SuperMirrorOffsets) {
+		return 0, fmt.Errorf("open: superblock mirror %d: only 0..%d exist", n, len(ondisk.SuperMirrorOffsets)-1)
+	}
+	if n == 0 && !o.ForceSuperMirror {
+		return 0, nil
+	}
+	return n + 1, nil
+}
+
+// Close releases the image. Every method of the FS and of its open files
+// called after Close fails with an error matching fs.ErrClosed (a second
+// Close included).
+func (f *FS) Close() error {
+	if f.closed.Swap(true) {
+		return pathErr("close", ".", fs.ErrClosed)
+	}
+	return f.e.Close()
+}
+
+// errIfClosed returns the error of op on name after Close, else nil.
+func (f *FS) errIfClosed(op, name string) error {
+	if f.closed.Load() {
+		return pathErr(op, name, fs.ErrClosed)
+	}
+	return nil
+}
 
 // warn reports msg once per key.
 func (f *FS) warn(key, msg string) { f.e.Warn(key, msg) }

@@ -20,6 +20,9 @@ func (f *FS) Open(name string) (fs.File, error) {
 
 // OpenFile is Open returning the concrete *File.
 func (f *FS) OpenFile(name string) (*File, error) {
+	if err := f.errIfClosed("open", name); err != nil {
+		return nil, err
+	}
 	r, err := f.resolve(name, true)
 	if err != nil {
 		return nil, pathErr("open", name, err)
@@ -34,6 +37,9 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) { return f.stat("stat", name
 func (f *FS) Lstat(name string) (fs.FileInfo, error) { return f.stat("lstat", name, false) }
 
 func (f *FS) stat(op, name string, follow bool) (fs.FileInfo, error) {
+	if err := f.errIfClosed(op, name); err != nil {
+		return nil, err
+	}
 	r, err := f.resolve(name, follow)
 	if err != nil {
 		return nil, pathErr(op, name, err)
@@ -43,6 +49,9 @@ func (f *FS) stat(op, name string, follow bool) (fs.FileInfo, error) {
 
 // ReadDir returns the entries of directory name sorted by name.
 func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if err := f.errIfClosed("readdir", name); err != nil {
+		return nil, err
+	}
 	r, err := f.resolve(name, true)
 	if err != nil {
 		return nil, pathErr("readdir", name, err)
@@ -83,6 +92,9 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 
 // ReadLink returns the target of symlink name.
 func (f *FS) ReadLink(name string) (string, error) {
+	if err := f.errIfClosed("readlink", name); err != nil {
+		return "", err
+	}
 	r, err := f.resolve(name, false)
 	if err != nil {
 		return "", pathErr("readlink", name, err)
@@ -116,6 +128,9 @@ func (f *FS) ListXattr(name string) ([]string, error) {
 // final symlink, like lgetxattr). A missing attribute satisfies
 // errors.Is(err, fs.ErrNotExist).
 func (f *FS) GetXattr(name, attr string) ([]byte, error) {
+	if err := f.errIfClosed("getxattr", name); err != nil {
+		return nil, err
+	}
 	r, err := f.resolve(name, false)
 	if err != nil {
 		return nil, pathErr("getxattr", name, err)
@@ -129,8 +144,8 @@ func (f *FS) GetXattr(name, attr string) ([]byte, error) {
 
 // Xattr is one extended attribute.
 type Xattr struct {
-	Name  string
-	Value []byte
+	Name  string // with its namespace: "user.x", "security.selinux", "system.posix_acl_access"
+	Value []byte // as stored
 }
 
 // Xattrs returns every extended attribute of name with its value, sorted by
@@ -149,6 +164,9 @@ func (f *FS) Xattrs(name string) ([]Xattr, error) {
 }
 
 func (f *FS) xattrs(name string) ([]inode.Xattr, error) {
+	if err := f.errIfClosed("listxattr", name); err != nil {
+		return nil, err
+	}
 	r, err := f.resolve(name, false)
 	if err != nil {
 		return nil, err

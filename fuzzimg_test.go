@@ -37,7 +37,7 @@ func FuzzImageWalk(f *testing.F) {
 	f.Fuzz(func(t *testing.T, script []byte) {
 		testutil.FuzzBound(t, script, func() {
 			o := img.Apply(script)
-			opts := &gobtrfs.Options{ReadOnly: true, NoVerifyDataCsum: fuzzimg.NoVerify(script), Warn: func(string) {}}
+			opts := &gobtrfs.Options{NoVerifyDataCsum: fuzzimg.NoVerify(script), Warn: func(string) {}}
 			fsys, err := gobtrfs.OpenReaderAt(o, o.Size(), opts)
 			if err != nil {
 				return

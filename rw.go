@@ -37,10 +37,6 @@ type RWOptions struct {
 	CommitInterval time.Duration
 }
 
-// CreateImage makes a new, empty filesystem in a sparse file of size bytes
-// with btrfs-progs' default features (the file must not exist).
-func CreateImage(path string, size int64) error { return Mkfs(path, size, nil) }
-
 // OpenRW opens the image at path for changes.
 func OpenRW(path string, opts *RWOptions) (*RW, error) {
 	if opts == nil {

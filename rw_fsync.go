@@ -19,8 +19,8 @@ func (w *RW) Fsync(name string) error {
 // FsyncStats counts how fsyncs were made durable: Logged through the log
 // tree, Commits by the reason a commit was needed instead.
 type FsyncStats struct {
-	Logged  uint64
-	Commits map[string]uint64
+	Logged  uint64            // fsyncs written to the log tree
+	Commits map[string]uint64 // fsyncs that committed, by reason
 }
 
 // FsyncStats returns the fsync counters.

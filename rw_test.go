@@ -68,7 +68,7 @@ func TestRWLibrary(t *testing.T) {
 
 	checktest.Image(t, img)
 
-	r, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true})
+	r, err := gobtrfs.Open(img, &gobtrfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,22 +13,22 @@ import (
 type Stat struct {
 	Ino    uint64 // inode number; 256 for every subvolume root
 	Subvol uint64 // subvolume (tree) holding the inode
-	Nlink  uint32
-	UID    uint32
-	GID    uint32
+	Nlink  uint32 // hard links (names) of the inode
+	UID    uint32 // owner
+	GID    uint32 // group
 	// Rdev is the device number in the form stat(2) returns (see Major/Minor);
 	// btrfs stores the kernel's internal form (major<<20 | minor).
 	Rdev       uint64
-	Size       int64
-	Blocks     int64  // 512-byte blocks: NBytes/512
-	NBytes     uint64 // bytes of data the inode owns
-	Mode       uint32 // Linux mode bits, S_IFMT included
-	Flags      uint64 // BTRFS_INODE_* flags
-	Generation uint64
-	Transid    uint64
-	Atime      time.Time
-	Mtime      time.Time
-	Ctime      time.Time
+	Size       int64     // bytes in the file (i_size)
+	Blocks     int64     // 512-byte blocks: NBytes/512
+	NBytes     uint64    // bytes of data the inode owns
+	Mode       uint32    // Linux mode bits, S_IFMT included
+	Flags      uint64    // BTRFS_INODE_* flags
+	Generation uint64    // transaction that created the inode
+	Transid    uint64    // last transaction that changed it
+	Atime      time.Time // last access
+	Mtime      time.Time // last change of the content
+	Ctime      time.Time // last change of the inode
 	Otime      time.Time // creation time
 }
 

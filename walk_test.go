@@ -63,7 +63,7 @@ func TestPathWalkSameForEveryDoor(t *testing.T) {
 	must(w.Close())
 	checktest.Image(t, img)
 
-	fsys, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true})
+	fsys, err := gobtrfs.Open(img, &gobtrfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,9 +56,9 @@ func cliFixture(t *testing.T) (img, junk string) {
 	return img, junk
 }
 
-// runCLI runs gobtrfs in its own process and returns its exit status and
+// runCLIProc runs gobtrfs in its own process and returns its exit status and
 // output.
-func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+func runCLIProc(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	cmd := gobtrfsCmd(context.Background(), args...)
 	var o, e bytes.Buffer
@@ -91,6 +91,7 @@ func TestCLITable(t *testing.T) {
 		{args: []string{"ls", "--help"}, code: 0, stdout: []string{"-0, --null", "--json"}},
 		{args: []string{"help", "inspect", "dump-tree"}, code: 0, stdout: []string{"-t, --tree ID"}},
 		{args: []string{"restore", "-h"}, code: 0},
+		{args: []string{"subvolume", "--help"}, code: 0},
 		{args: []string{"mount", "--help"}, code: 0, stdout: []string{"--daemon", "-d, --debug"}},
 		{args: []string{"completion", "bash"}, code: 0, stdout: []string{"bash completion V2 for gobtrfs"}},
 		{args: []string{"completion", "zsh"}, code: 0, stdout: []string{"#compdef gobtrfs"}},
@@ -146,7 +147,7 @@ func TestCLITable(t *testing.T) {
 			a = strings.ReplaceAll(a, "{new}", filepath.Join(t.TempDir(), "new.img"))
 			args[i] = a
 		}
-		code, stdout, stderr := runCLI(t, args...)
+		code, stdout, stderr := runCLIProc(t, args...)
 		line := "gobtrfs " + strings.Join(c.args, " ")
 		if code != c.code {
 			t.Errorf("%s: exit status %d, want %d\nstdout: %.500s\nstderr: %.500s", line, code, c.code, stdout, stderr)
@@ -175,7 +176,7 @@ func TestCLITable(t *testing.T) {
 // they are, control bytes included.
 func TestCLILsJSON(t *testing.T) {
 	img, _ := cliFixture(t)
-	code, stdout, stderr := runCLI(t, "ls", "--json", "-R", img)
+	code, stdout, stderr := runCLIProc(t, "ls", "--json", "-R", img)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -192,7 +193,7 @@ func TestCLILsJSON(t *testing.T) {
 			t.Errorf("ls --json: %q is %q, want %q (all: %v)", p, got[p], typ, got)
 		}
 	}
-	code, stdout, _ = runCLI(t, "ls", "--json", img, "/nonexistent-dir-is-an-error")
+	code, stdout, _ = runCLIProc(t, "ls", "--json", img, "/nonexistent-dir-is-an-error")
 	if code != 1 || stdout != "" {
 		t.Errorf("ls --json of a missing path: exit %d, stdout %q", code, stdout)
 	}
@@ -264,7 +265,7 @@ func TestCLIMkfsLikeProgs(t *testing.T) {
 			}
 			pcode = ee.ExitCode()
 		}
-		code, _, stderr := runCLI(t, append([]string{"mkfs"}, append(c.args, ours)...)...)
+		code, _, stderr := runCLIProc(t, append([]string{"mkfs"}, append(c.args, ours)...)...)
 		line := strings.Join(c.args, " ")
 		if pcode != c.code || code != c.code {
 			t.Errorf("mkfs %s: mkfs.btrfs exit %d, gobtrfs exit %d, want %d\nprogs: %s\nours: %s", line, pcode, code, c.code, &perr, stderr)
@@ -308,7 +309,7 @@ func TestCLIInspectLikeProgs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("btrfs %q: %v", args, err)
 		}
-		code, got, stderr := runCLI(t, args...)
+		code, got, stderr := runCLIProc(t, args...)
 		if code != 0 {
 			t.Fatalf("gobtrfs %q: exit %d: %s", args, code, stderr)
 		}

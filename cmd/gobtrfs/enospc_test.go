@@ -18,7 +18,7 @@ import (
 // readImageFile reads a file of an image with the read-only package.
 func readImageFile(t *testing.T, img, p string) []byte {
 	t.Helper()
-	f, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true})
+	f, err := gobtrfs.Open(img, &gobtrfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func readImageFile(t *testing.T, img, p string) []byte {
 // imageHas reports whether path exists in the image.
 func imageHas(t *testing.T, img, p string) bool {
 	t.Helper()
-	f, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true})
+	f, err := gobtrfs.Open(img, &gobtrfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

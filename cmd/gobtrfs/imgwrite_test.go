@@ -165,7 +165,7 @@ func wtHostXattrs(p string) string {
 // read-only package, in wtDescribeHostTree's form.
 func wtDescribeImageTree(t *testing.T, img, dir string) map[string]string {
 	t.Helper()
-	f, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true})
+	f, err := gobtrfs.Open(img, &gobtrfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestWriteCommands(t *testing.T) {
 			runW(t, img, rmMain, "-r", img, "/copy", "/a/moved")
 			runW(t, img, rmMain, img, "/a/b/hard")
 
-			f, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true})
+			f, err := gobtrfs.Open(img, &gobtrfs.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

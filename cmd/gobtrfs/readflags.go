@@ -71,10 +71,10 @@ func (o *rdImageFlags) addFlags(fs *pflag.FlagSet, shortSuper string) {
 
 // open opens img; topLevel picks subvolume 5 when --subvol is not given.
 func (o *rdImageFlags) open(img string, topLevel bool, stderr io.Writer) (*gobtrfs.FS, error) {
-	opts := &gobtrfs.Options{ReadOnly: true, NoVerifyDataCsum: o.noVerify, NoInUseWarning: o.quietUse, NoLogReplay: o.noReplay,
+	opts := &gobtrfs.Options{NoVerifyDataCsum: o.noVerify, NoInUseWarning: o.quietUse, NoLogReplay: o.noReplay,
 		Warn: func(msg string) { fmt.Fprintf(stderr, "gobtrfs: warning: %s\n", msg) }}
 	if o.super >= 0 {
-		opts.SuperMirror = o.super + 1
+		opts.SuperMirror, opts.ForceSuperMirror = o.super, true
 	}
 	switch {
 	case o.subvol != "":

@@ -46,7 +46,7 @@ func benchCommitlat(args []string, out io.Writer) error {
 		name  string
 		every time.Duration
 	}{{"gobtrfs FUSE, no commits (commit=3600)", time.Hour}, {"gobtrfs FUSE, commit=1", time.Second}} {
-		_, mnt, stop, err := e.ours(fmt.Sprintf("ours%d", len(results)), 1<<30, fusefs.Options{CommitInterval: c.every})
+		mt, mnt, stop, err := e.ours(fmt.Sprintf("ours%d", len(results)), 1<<30, fusefs.Options{CommitInterval: c.every})
 		if err != nil {
 			return err
 		}
@@ -54,8 +54,13 @@ func benchCommitlat(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		cs := mt.CommitStats()
 		if err := stop(); err != nil {
 			return err
+		}
+		if cs.Commits > 0 {
+			t.note("%s: %d commits, each holding the transaction lock for at most %v (whole commit at most %v)",
+				c.name, cs.Commits, cs.MaxLocked.Round(time.Microsecond), cs.MaxCommit.Round(time.Microsecond))
 		}
 		results = append(results, res{c.name, lat, rlat})
 	}

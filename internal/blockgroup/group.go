@@ -19,6 +19,9 @@ type Group struct {
 	superR   []Range
 	free     RangeSet
 	pinned   RangeSet
+	// committing: pinned by the transaction being written (frozen by
+	// FreezePinned); free once its superblock is on disk (UnpinCommitted).
+	committing RangeSet
 
 	// dirty: the BLOCK_GROUP_ITEM must be rewritten at commit.
 	dirty bool
@@ -41,8 +44,9 @@ func (g *Group) Used() uint64 { return g.used }
 // Free is the bytes that can be allocated now.
 func (g *Group) Free() uint64 { return g.free.Total() }
 
-// Pinned is the bytes freed in the running transaction.
-func (g *Group) Pinned() uint64 { return g.pinned.Total() }
+// Pinned is the bytes freed in the running transaction and in the one
+// being committed.
+func (g *Group) Pinned() uint64 { return g.pinned.Total() + g.committing.Total() }
 
 // Reserved is the bytes allocated whose extent items are not inserted yet.
 func (g *Group) Reserved() uint64 { return g.reserved }
@@ -62,12 +66,12 @@ func (g *Group) Pending() bool { return g.pending }
 
 func (g *Group) String() string {
 	return fmt.Sprintf("block group %d+%d flags %#x used %d reserved %d pinned %d free %d super %d",
-		uint64(g.Start), g.Length, g.Flags, g.used, g.reserved, g.pinned.Total(), g.free.Total(), g.super)
+		uint64(g.Start), g.Length, g.Flags, g.used, g.reserved, g.Pinned(), g.free.Total(), g.super)
 }
 
 // check verifies the accounting invariant.
 func (g *Group) check() error {
-	sum := g.used + g.reserved + g.super + g.free.Total() + g.pinned.Total()
+	sum := g.used + g.reserved + g.super + g.free.Total() + g.Pinned()
 	if sum != g.Length {
 		return fmt.Errorf("%v: states sum to %d, length %d", g, sum, g.Length)
 	}

@@ -195,7 +195,7 @@ func (m *Manager) Freed(a ondisk.LogicalAddr, n uint64) error {
 	if err != nil {
 		return err
 	}
-	if g.used < n || g.free.Overlaps(rel(a), n) || g.pinned.Overlaps(rel(a), n) {
+	if g.used < n || g.free.Overlaps(rel(a), n) || g.pinned.Overlaps(rel(a), n) || g.committing.Overlaps(rel(a), n) {
 		return fmt.Errorf("account free %d+%d: not in use in %v", uint64(a), n, g)
 	}
 	g.used -= n
@@ -242,10 +242,12 @@ func (m *Manager) Unpin() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, g := range m.groups {
-		for _, r := range g.pinned.Ranges() {
-			g.free.Add(r.Start, r.Len())
+		for _, set := range []*RangeSet{&g.committing, &g.pinned} {
+			for _, r := range set.Ranges() {
+				g.free.Add(r.Start, r.Len())
+			}
+			set.Clear()
 		}
-		g.pinned.Clear()
 	}
 }
 
@@ -298,7 +300,7 @@ func (m *Manager) Space(kind uint64) Space {
 		s.Total += g.Length
 		s.Used += g.used
 		s.Reserved += g.reserved
-		s.Pinned += g.pinned.Total()
+		s.Pinned += g.Pinned()
 		s.Free += g.free.Total()
 		s.Super += g.super
 	}

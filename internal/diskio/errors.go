@@ -13,6 +13,11 @@ import (
 // Test with errors.Is(err, diskio.ErrCorrupt).
 var ErrCorrupt = errors.New("corrupt")
 
+// ErrNotBtrfs marks a device on which no superblock copy carries the btrfs
+// magic (a file of another kind, a wiped device, one too short to hold a
+// superblock), as opposed to a btrfs superblock that is damaged.
+var ErrNotBtrfs = errors.New("not a btrfs filesystem (no valid superblock)")
+
 // BlockError names the tree, the block and what was wrong with it.
 type BlockError struct {
 	Op   string // "read node"

@@ -43,6 +43,7 @@ type Reader struct {
 	SynthItems bool
 
 	mu       sync.Mutex
+	held     map[ondisk.LogicalAddr]*Node // being written (held.go)
 	cache    map[ondisk.LogicalAddr]*list.Element
 	lru      *list.List
 	maxCache int
@@ -80,6 +81,9 @@ func (r *Reader) warn(format string, args ...any) {
 func (r *Reader) Cached(addr ondisk.LogicalAddr) *Node {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if n := r.held[addr]; n != nil {
+		return n
+	}
 	if e, ok := r.cache[addr]; ok {
 		r.lru.MoveToFront(e)
 		return e.Value.(*Node)
@@ -91,6 +95,10 @@ func (r *Reader) Cached(addr ondisk.LogicalAddr) *Node {
 func (r *Reader) Put(n *Node) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.put(n)
+}
+
+func (r *Reader) put(n *Node) {
 	if e, ok := r.cache[n.Addr]; ok {
 		e.Value = n
 		r.lru.MoveToFront(e)

@@ -1,6 +1,7 @@
 package diskio
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
@@ -85,6 +86,9 @@ func ReadSuper(dev blockdev.Device, mirror int) (*SuperResult, error) {
 		}
 		sb, err := ReadSuperAt(dev, ondisk.SuperMirrorOffsets[mirror])
 		if err != nil {
+			if !anyMagic(dev) {
+				return nil, fmt.Errorf("%w: %w", ErrNotBtrfs, err)
+			}
 			return nil, err
 		}
 		return &SuperResult{Super: sb, Mirror: mirror}, nil
@@ -104,9 +108,29 @@ func ReadSuper(dev blockdev.Device, mirror int) (*SuperResult, error) {
 		}
 	}
 	if best == nil {
+		if !anyMagic(dev) {
+			return nil, fmt.Errorf("%w: primary: %w", ErrNotBtrfs, perr)
+		}
 		return nil, fmt.Errorf("no valid superblock: primary: %w", perr)
 	}
 	best.Warning = fmt.Sprintf("primary superblock unusable (%v); using mirror %d at %d (generation %d)",
 		perr, best.Mirror, ondisk.SuperMirrorOffsets[best.Mirror], best.Super.Generation)
 	return best, nil
+}
+
+// anyMagic reports whether any superblock copy on dev carries the btrfs
+// magic, valid or not: a device where none does is not btrfs at all
+// (ErrNotBtrfs) rather than a damaged one.
+func anyMagic(dev blockdev.Device) bool {
+	var b [8]byte
+	for _, off := range ondisk.SuperMirrorOffsets {
+		at := int64(off) + 0x40
+		if at+8 > dev.Size() {
+			break
+		}
+		if _, err := dev.ReadAt(b[:], at); err == nil && binary.LittleEndian.Uint64(b[:]) == ondisk.SuperMagic {
+			return true
+		}
+	}
+	return false
 }

@@ -82,3 +82,19 @@ func (f *FS) SeekData(id ondisk.InodeRef, off int64, data bool) (int64, error) {
 	})
 	return out, err
 }
+
+// CommitStats is what the commits did: how many, how long they took, and
+// how long they held the transaction lock (the rest is writing and
+// flushing, which operations do not wait for).
+type CommitStats struct {
+	Commits                           int
+	MaxCommit, TotalCommit            time.Duration
+	MaxLocked, LastLocked, LastCommit time.Duration
+}
+
+// CommitStats reports the commits since open.
+func (f *FS) CommitStats() CommitStats {
+	s := f.tx.Stats()
+	return CommitStats{Commits: s.Commits, MaxCommit: s.MaxCommit, TotalCommit: s.TotalCommit,
+		MaxLocked: s.MaxLocked, LastLocked: s.LastLocked, LastCommit: s.LastCommit}
+}

@@ -444,7 +444,9 @@ func (g *rig) prefill() {
 		must(t, f.Unlink(did, names[i]))
 		delete(pad.kids, names[i])
 	}
-	cut := len(filler.data) - 4<<20
+	// Give back 4 MiB of data space (or half the filler, when the space
+	// left for it was less: a prefill after a run that used most of it).
+	cut := max(len(filler.data)-4<<20, len(filler.data)/2)
 	must(t, f.Truncate(fid, uint64(cut)))
 	filler.data = filler.data[:cut]
 	must(t, f.Commit())

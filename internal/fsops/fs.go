@@ -102,11 +102,15 @@ func (f *FS) SetCompress(alg compress.Alg) {
 // SectorSize is the filesystem's data block size.
 func (f *FS) SectorSize() uint64 { return f.sectorSize }
 
-// Commit commits the running transaction.
+// Commit commits the running transaction. Only the settling and freezing
+// of the new trees holds f.mu: operations go on (into the next
+// transaction) while the commit writes and flushes.
 func (f *FS) Commit() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.commitLocked()
+	write := f.tx.StartCommit()
+	clear(f.touched) // the frozen extent tree shows them now
+	f.mu.Unlock()
+	return write()
 }
 
 // commitLocked commits; the caller holds f.mu.

@@ -350,6 +350,13 @@ func TestXattrsAndAttrs(t *testing.T) {
 		wantErrno(t, "replace missing", f.SetXattr(id, "user.c", nil, XattrReplace), syscall.ENODATA)
 		must(t, f.SetXattr(id, "user.a", []byte("22"), XattrReplace))
 		must(t, f.SetXattr(TopLevel, "user.dir", []byte("d"), 0))
+		// As the VFS: no user attributes on a symlink, no unknown namespace.
+		sl, err := f.Symlink(TopLevel, "sl", "f", 0, 0)
+		must(t, err)
+		wantErrno(t, "user xattr on symlink", f.SetXattr(sl, "user.a", []byte("1"), 0), syscall.EPERM)
+		must(t, f.SetXattr(sl, "trusted.a", []byte("1"), 0))
+		wantErrno(t, "no namespace", f.SetXattr(id, "noprefix", []byte("1"), 0), syscall.EOPNOTSUPP)
+		wantErrno(t, "unknown system name", f.SetXattr(id, "system.foo", []byte("1"), 0), syscall.EOPNOTSUPP)
 		must(t, f.RemoveXattr(id, "user.b"))
 		wantErrno(t, "remove missing", f.RemoveXattr(id, "user.b"), syscall.ENODATA)
 		at := time.Unix(1234567890, 123456789)

@@ -18,7 +18,7 @@ func init() {
 }
 
 func describePublic(img string) (map[string]string, error) {
-	f, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true})
+	f, err := gobtrfs.Open(img, &gobtrfs.Options{})
 	if err != nil {
 		return nil, err
 	}

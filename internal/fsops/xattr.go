@@ -3,6 +3,7 @@ package fsops
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/acl"
@@ -87,6 +88,9 @@ func (f *FS) SetXattr(id ondisk.InodeRef, name string, value []byte, flags int) 
 	if len(name)+len(value) > f.maxXattrSize() {
 		return errf(syscall.ENOSPC, "setxattr %q on %v: %d bytes", name, id, len(name)+len(value))
 	}
+	if isProp(name) {
+		return f.setProp(id, name, value, flags)
+	}
 	if acl.IsACL(name) {
 		a, err := acl.Parse(value)
 		if err != nil {
@@ -94,10 +98,19 @@ func (f *FS) SetXattr(id ondisk.InodeRef, name string, value []byte, flags int) 
 		}
 		return f.run(func(o *op) error { return o.setACL(id, name, a, flags) })
 	}
+	if !knownXattrPrefix(name) {
+		return errf(syscall.EOPNOTSUPP, "setxattr %q on %v: no such namespace", name, id)
+	}
 	return f.run(func(o *op) error {
 		x, err := o.writableInode(id)
 		if err != nil {
 			return err
+		}
+		if strings.HasPrefix(name, "user.") {
+			if t := x.Mode & item.SIFMT; t != item.SIFREG && t != item.SIFDIR {
+				// as the VFS: user attributes only on files and directories
+				return errf(syscall.EPERM, "setxattr %q on %v: user attributes need a regular file or directory", name, id)
+			}
 		}
 		old, err := o.findXattr(id, name)
 		if err != nil {
@@ -123,6 +136,9 @@ func (f *FS) SetXattr(id ondisk.InodeRef, name string, value []byte, flags int) 
 // RemoveXattr deletes name; ENODATA if unset. Removing an ACL that is not
 // set is no error, as on btrfs.
 func (f *FS) RemoveXattr(id ondisk.InodeRef, name string) error {
+	if isProp(name) {
+		return f.setProp(id, name, nil, XattrReplace)
+	}
 	if acl.IsACL(name) {
 		return f.run(func(o *op) error { return o.setACL(id, name, nil, 0) })
 	}
@@ -210,4 +226,17 @@ func (o *op) putXattr(id ondisk.InodeRef, name string, value []byte) error {
 		return fmt.Errorf("setxattr %q on %v: %w", name, id, err)
 	}
 	return nil
+}
+
+// knownXattrPrefix reports whether name is in a namespace the kernel
+// accepts on btrfs (xattr_permission and btrfs's handlers): user.,
+// trusted., security. and btrfs. (ACLs, system.posix_acl_*, are checked
+// apart; no other system. name exists on btrfs)
+func knownXattrPrefix(name string) bool {
+	for _, p := range []string{"user.", "trusted.", "security.", "btrfs."} {
+		if strings.HasPrefix(name, p) && len(name) > len(p) {
+			return true
+		}
+	}
+	return false
 }

@@ -25,6 +25,11 @@ type fsys struct {
 	// a read-write mount is remounted read-only (remount.go).
 	atime  atomic.Uint32
 	frozen atomic.Bool
+
+	// mountpoint, its st_dev once known, and the server (btrfsioctl.go)
+	mountpoint string
+	dev        atomic.Uint64
+	server     *fuse.Server
 }
 
 // nameMax is the longest name btrfs stores (BTRFS_NAME_LEN).

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/pagecache"
 	"github.com/gobtrfs/gobtrfs/internal/treelog"
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -95,6 +96,10 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 		err = undoFailedMount(mountpoint, before, err) // serve.go
 		mt.closeBackend()
 		return nil, fmt.Errorf("mount %s on %s: %w", image, mountpoint, err)
+	}
+	m.server = mt.server
+	if a, err := filepath.Abs(mountpoint); err == nil {
+		m.mountpoint = a
 	}
 	return mt, nil
 }
@@ -193,6 +198,14 @@ func (mt *Mount) FsyncStats() treelog.StatsSnapshot {
 		return treelog.StatsSnapshot{}
 	}
 	return mt.m.rw.ops.FsyncStats()
+}
+
+// CommitStats reports the mount's commits (zeros on a read-only mount).
+func (mt *Mount) CommitStats() fsops.CommitStats {
+	if mt.m.rw == nil {
+		return fsops.CommitStats{}
+	}
+	return mt.m.rw.ops.CommitStats()
 }
 
 // ReadOnly reports a read-only mount.

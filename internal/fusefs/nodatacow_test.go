@@ -33,7 +33,7 @@ func makeNewInodes(t *testing.T, dir string) {
 // inodeFlagsOf reads the NODATACOW/NODATASUM flags of the new inodes from
 // an unmounted image with the library.
 func inodeFlagsOf(t *testing.T, img string) string {
-	fsys, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true})
+	fsys, err := gobtrfs.Open(img, &gobtrfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,10 @@ func TestKernelFstabOptions(t *testing.T) {
 	if o.Compress != "zstd:3" || o.Atime != AtimeNever || !o.NoDiratime || o.Subvol != "/" || o.CommitInterval != 120*time.Second {
 		t.Errorf("parsed %+v", o)
 	}
+	var d Options
+	if err := ParseMountOptions("debug", &d); err != nil || !d.Debug {
+		t.Errorf("-o debug: %v, Debug=%v (want FUSE debug output, as libfuse and sshfs)", err, d.Debug)
+	}
 	if err := ParseMountOptions("ssd,nosuchoption", &Options{}); err == nil || !strings.Contains(err.Error(), "nosuchoption") {
 		t.Errorf("an unknown option: %v", err)
 	}

@@ -122,7 +122,7 @@ func TestRemountCommits(t *testing.T) {
 	if err := Remount(tm.dir, "ro,noatime"); err != nil {
 		t.Fatal(err)
 	}
-	fsys, err := gobtrfs.Open(img, &gobtrfs.Options{ReadOnly: true, NoInUseWarning: true})
+	fsys, err := gobtrfs.Open(img, &gobtrfs.Options{NoInUseWarning: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,19 +38,23 @@ type Writer struct {
 	noHoles  bool
 	csumSize int
 
-	buf       scratch
-	cur       extentCursor
-	transid   ondisk.Generation              // transaction of the current log
-	targets   []ondisk.InodeRef              // inodes fsync'd in the running transaction, sorted
-	logged    []ondisk.InodeRef              // inodes in the log (the targets' plan), sorted
-	plan      map[ondisk.InodeRef]*planned   // what of each logged inode is copied
-	memo      map[ondisk.InodeRef]*visitMemo // the planner's memory of this transaction
-	stores    map[ondisk.InodeRef]*inodeLog
-	disk      diskBlocks                  // blocks of the log on disk, by content
-	reused    []ondisk.LogicalAddr        // blocks of the log on disk the build uses again
-	reusedSet map[ondisk.LogicalAddr]bool // the same, as a set: each is used once
-	nodes     []*diskio.Node              // block buffers, reused
-	order     []wRef                      // build scratch, reused
+	buf        scratch
+	cur        extentCursor
+	transid    ondisk.Generation              // transaction of the current log
+	targets    []ondisk.InodeRef              // inodes fsync'd in the running transaction, sorted
+	logged     []ondisk.InodeRef              // inodes in the log (the targets' plan), sorted
+	plan       map[ondisk.InodeRef]*planned   // what of each logged inode is copied
+	memo       map[ondisk.InodeRef]*visitMemo // the planner's memory of this transaction
+	watch      watchSet                       // memos no change has touched since (Touched)
+	slab       plannedSlab                    // plan entries, reused by every fsync
+	planMaps   mapPool                        // the planners' maps, reused by every fsync
+	targetMaps mapPool
+	stores     map[ondisk.InodeRef]*inodeLog
+	disk       diskBlocks                  // blocks of the log on disk, by content
+	reused     []ondisk.LogicalAddr        // blocks of the log on disk the build uses again
+	reusedSet  map[ondisk.LogicalAddr]bool // the same, as a set: each is used once
+	nodes      []*diskio.Node              // block buffers, reused
+	order      []wRef                      // build scratch, reused
 
 	stats Stats
 }
@@ -79,6 +83,7 @@ func (w *Writer) Fsync(id ondisk.InodeRef, commit func() error) error {
 		w.transid, w.targets, w.logged = t, w.targets[:0], w.logged[:0]
 		w.disk.reset()
 		clear(w.memo)
+		w.watch.reset()
 		if len(w.stores) > 4*maxTargets {
 			clear(w.stores)
 		}
@@ -167,14 +172,15 @@ func (w *Writer) logAll(h *txn.Handle, id ondisk.InodeRef) (string, error) {
 		w.targets = slices.Insert(w.targets, i, id)
 	}
 	plans := map[ondisk.ObjectID]*planner{}
+	w.slab.reset()
 	planOf := func(sub ondisk.ObjectID) (*planner, string, error) {
 		if p := plans[sub]; p != nil {
 			return p, "", nil
 		}
 		p, reason, err := newPlanner(h, w.f, sub)
 		if p != nil {
-			p.targets = map[ondisk.ObjectID]bool{}
-			p.memo = w.memo
+			p.plan, p.targets = w.planMaps.take(sub), w.targetMaps.takeBool(sub)
+			p.memo, p.watch, p.fsynced, p.slab = w.memo, &w.watch, id, &w.slab
 			plans[sub] = p
 		}
 		return p, reason, err

@@ -2,6 +2,8 @@ package treelog_test
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
+	"github.com/gobtrfs/gobtrfs/internal/treelog"
 )
 
 // BenchmarkWritersWhileFsync is seed 000's measurement: writers change
@@ -109,5 +112,63 @@ func BenchmarkWritersWhileFsync(b *testing.B) {
 				b.Errorf("fsyncs did not use the log: %+v", st)
 			}
 		})
+	}
+}
+
+// BenchmarkCreateWriteFsync is the in-process half of the fsync benchmark:
+// create + 4 KiB write + fsync of new files in one directory, straight on
+// fsops (no FUSE), so that its profile shows the log writer alone.
+// Run: go test -run XXX -bench CreateWriteFsync -cpuprofile cpu.prof ./internal/treelog
+func BenchmarkCreateWriteFsync(b *testing.B) {
+	if n := os.Getenv("GOBTRFS_LOG_TARGETS"); n != "" {
+		v, err := strconv.Atoi(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer treelog.SetMaxTargets(treelog.SetMaxTargets(v))
+	}
+	testutil.NeedProgs(b)
+	img := filepath.Join(b.TempDir(), "img")
+	testutil.Mkfs(b, img, 2<<30)
+	f, err := fsops.OpenImage(img, fsops.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	dir, err := f.Mkdir(topDir, "d", 0o40755, 0, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	data := make([]byte, 4096)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		id, err := f.Create(dir, fmt.Sprintf("f%07d", i), 0o100644, 0, 0, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.WriteAt(id, 0, data); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Fsync(id); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	st := f.FsyncStats()
+	b.ReportMetric(float64(st.Logged), "logged")
+	if st.Logged > 0 {
+		b.ReportMetric(float64(st.Written)/float64(st.Logged), "blocks/fsync")
+	}
+	if b.N > 10 && st.Logged == 0 {
+		b.Errorf("no fsync used the log: %+v", st)
 	}
 }

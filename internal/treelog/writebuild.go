@@ -69,7 +69,10 @@ func (w *Writer) gather(ids []ondisk.InodeRef) {
 		}
 	}
 	cs := w.order[first:]
-	slices.SortStableFunc(cs, func(a, b wRef) int { return a.key.Compare(b.key) })
+	byKey := func(a, b wRef) int { return a.key.Compare(b.key) }
+	if !slices.IsSortedFunc(cs, byKey) { // each store's are; files written in turn are too
+		slices.SortStableFunc(cs, byKey)
+	}
 	out := cs[:0]
 	var prevEnd uint64
 	for _, r := range cs {

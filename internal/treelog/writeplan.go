@@ -71,7 +71,10 @@ type planner struct {
 	queue  []ondisk.ObjectID
 	// targets are the fsync'd inodes: a directory among them is logged whole.
 	targets map[ondisk.ObjectID]bool
+	slab    *plannedSlab                   // where plan entries come from (the writer's)
 	memo    map[ondisk.InodeRef]*visitMemo // the writer's, across fsyncs
+	watch   *watchSet                      // memos still current (the writer's)
+	fsynced ondisk.InodeRef                // the inode being fsync'd: always read
 	rec     *visitMemo                     // what the inode being visited adds
 }
 
@@ -90,7 +93,7 @@ func newPlanner(h *txn.Handle, f *txn.Engine, subvol ondisk.ObjectID) (*planner,
 	if ct == nil {
 		return nil, ReasonNewSubvol, nil
 	}
-	return &planner{h: h, subvol: subvol, t: t, ct: ct, plan: map[ondisk.ObjectID]*planned{}}, "", nil
+	return &planner{h: h, subvol: subvol, t: t, ct: ct}, "", nil
 }
 
 // want adds ino to the plan with at least mode m.
@@ -100,7 +103,9 @@ func (p *planner) want(ino ondisk.ObjectID, m logMode) {
 	}
 	pl := p.plan[ino]
 	if pl == nil {
-		p.plan[ino] = &planned{mode: m}
+		pl := p.slab.get()
+		pl.mode = m
+		p.plan[ino] = pl
 		p.queue = append(p.queue, ino)
 		return
 	}
@@ -157,6 +162,19 @@ func (p *planner) isNew(ino ondisk.ObjectID, ii item.InodeItem) (bool, error) {
 
 func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	pl := p.plan[ino]
+	id := ondisk.InodeRef{Root: p.subvol, Ino: ino}
+	if m := p.memo[id]; m != nil && m.transid == p.h.Transid() && id != p.fsynced &&
+		p.watch != nil && p.watch.has(id) {
+		// Untouched since the memo was made: its inode item is m.fp.
+		pl.dir, pl.item = m.dir, m.fp
+		if pl.dir && p.targets[ino] && pl.mode < modeDir {
+			pl.mode = modeDir
+		}
+		if m.mode == pl.mode {
+			p.replay(m, pl)
+			return "", nil
+		}
+	}
 	ii, raw, ok, err := inodeBytes(p.t, ino)
 	if err != nil {
 		return "", p.errorf(ino, "%w", err)
@@ -168,19 +186,15 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	if pl.dir && p.targets[ino] && pl.mode < modeDir {
 		pl.mode = modeDir
 	}
-	id := ondisk.InodeRef{Root: p.subvol, Ino: ino}
 	if m := p.memo[id]; m != nil && m.transid == p.h.Transid() && m.mode == pl.mode && bytes.Equal(m.fp, raw) {
 		// Planned before from this very inode item: the same plan.
-		for _, w := range m.wants {
-			p.want(w.ino, w.mode)
+		p.replay(m, pl)
+		if p.watch != nil {
+			p.watch.add(id)
 		}
-		for _, d := range m.dels {
-			p.del(d.ino, d.index)
-		}
-		pl.ranges = m.ranges
 		return "", nil
 	}
-	rec := &visitMemo{transid: p.h.Transid(), mode: pl.mode, fp: append([]byte(nil), raw...)}
+	rec := &visitMemo{transid: p.h.Transid(), mode: pl.mode, dir: pl.dir, fp: append([]byte(nil), raw...)}
 	p.rec = rec
 	defer func() { p.rec = nil }()
 	fresh, err := p.isNew(ino, ii)
@@ -207,8 +221,22 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	}
 	if p.memo != nil {
 		p.memo[id] = rec
+		if p.watch != nil {
+			p.watch.add(id)
+		}
 	}
 	return "", nil
+}
+
+// replay adds to the plan what visiting an inode added when memo m was made.
+func (p *planner) replay(m *visitMemo, pl *planned) {
+	for _, w := range m.wants {
+		p.want(w.ino, w.mode)
+	}
+	for _, d := range m.dels {
+		p.del(d.ino, d.index)
+	}
+	pl.ranges = m.ranges
 }
 
 // del plans the removal of the committed name with DIR_INDEX index in dir.
@@ -231,6 +259,7 @@ func (p *planner) del(dir ondisk.ObjectID, index uint64) {
 type visitMemo struct {
 	transid ondisk.Generation
 	mode    logMode
+	dir     bool
 	fp      []byte // the inode item as stored
 	wants   []wantRec
 	dels    []delRec
@@ -593,4 +622,59 @@ func (p *planner) entry(e inode.DirEntry) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// plannedSlab hands out plan entries from chunks kept across fsyncs: a
+// plan is made anew on every fsync, and its entries live until the next.
+type plannedSlab struct {
+	chunks [][]planned
+	used   int
+}
+
+const slabChunk = 256
+
+func (s *plannedSlab) reset() { s.used = 0 }
+
+func (s *plannedSlab) get() *planned {
+	c, i := s.used/slabChunk, s.used%slabChunk
+	if c == len(s.chunks) {
+		s.chunks = append(s.chunks, make([]planned, slabChunk))
+	}
+	s.used++
+	pl := &s.chunks[c][i]
+	*pl = planned{dels: pl.dels[:0]}
+	return pl
+}
+
+// mapPool keeps one planner's maps per subvolume across fsyncs, cleared
+// for each use, so that a plan of many inodes does not grow new maps.
+type mapPool struct {
+	plans   map[ondisk.ObjectID]map[ondisk.ObjectID]*planned
+	targets map[ondisk.ObjectID]map[ondisk.ObjectID]bool
+}
+
+func (m *mapPool) take(sub ondisk.ObjectID) map[ondisk.ObjectID]*planned {
+	if m.plans == nil {
+		m.plans = map[ondisk.ObjectID]map[ondisk.ObjectID]*planned{}
+	}
+	p := m.plans[sub]
+	if p == nil {
+		p = map[ondisk.ObjectID]*planned{}
+		m.plans[sub] = p
+	}
+	clear(p)
+	return p
+}
+
+func (m *mapPool) takeBool(sub ondisk.ObjectID) map[ondisk.ObjectID]bool {
+	if m.targets == nil {
+		m.targets = map[ondisk.ObjectID]map[ondisk.ObjectID]bool{}
+	}
+	p := m.targets[sub]
+	if p == nil {
+		p = map[ondisk.ObjectID]bool{}
+		m.targets[sub] = p
+	}
+	clear(p)
+	return p
 }

@@ -166,8 +166,8 @@ func (a allocator) Dirty(n *diskio.Node) {
 
 // usable refuses work after an abort.
 func (f *Engine) usable() error {
-	if f.aborted != nil {
-		return f.aborted
+	if p := f.aborted.Load(); p != nil {
+		return *p
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockgroup"
-	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
@@ -14,12 +13,25 @@ import (
 // because a block COWed once in a transaction is changed in place after.
 const maxCommitPasses = 64
 
-// Commit commits the running transaction, waiting for the current handle
-// to end.
-func (f *Engine) Commit() error {
+// Commit commits the running transaction and returns once it is on disk.
+// It holds the transaction lock only while it settles and freezes the new
+// trees (steps 1-3): the next transaction runs while the blocks and the
+// superblock are written. mirrors btrfs_commit_transaction (TRANS_STATE_UNBLOCKED)
+func (f *Engine) Commit() error { return f.StartCommit()() }
+
+// StartCommit freezes the running transaction as Commit does and returns
+// the function that writes it: the caller calls it exactly once, without
+// holding a handle, and it returns when the commit is on disk (nil at once
+// when there was nothing to commit). Until then log syncs and the next
+// commit wait.
+func (f *Engine) StartCommit() (write func() error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.commitLocked()
+	c, err := f.freeze()
+	f.mu.Unlock()
+	if c == nil {
+		return func() error { return err }
+	}
+	return func() error { return f.writeCommit(c) }
 }
 
 // needsCommit reports whether the running transaction changed anything.
@@ -35,44 +47,69 @@ func (f *Engine) needsCommit() bool {
 	return false
 }
 
-// commitLocked turns the running transaction into the next generation on
-// disk. f.mu is held. A failure before step 5 leaves the disk at the previous
-// generation; the filesystem is then aborted (no further writes).
-// mirrors btrfs_commit_transaction
+// commitLocked commits and waits for the commit's writes with f.mu held
+// (handles that commit from inside, Close, snapshots, space retries).
 func (f *Engine) commitLocked() error {
-	if err := f.usable(); err != nil {
+	c, err := f.freeze()
+	if c == nil {
 		return err
 	}
+	return f.writeCommit(c)
+}
+
+// freeze runs the locked part of a commit (f.mu held): it waits for the
+// previous commit's writes, settles the trees, makes the superblock and
+// hands the frozen blocks to the returned commitWrite; the next
+// transaction starts. It returns nil and no error when nothing changed.
+// A failure leaves the disk at the previous generation; the filesystem is
+// then aborted (no further writes). On success f.log.mu stays locked
+// until writeCommit ends.
+func (f *Engine) freeze() (*commitWrite, error) {
+	if err := f.waitWriting(); err != nil {
+		return nil, err
+	}
+	if err := f.usable(); err != nil {
+		return nil, err
+	}
 	if f.allocErr != nil {
-		return f.abort(f.allocErr)
+		return nil, f.abort(f.allocErr)
 	}
 	if !f.needsCommit() {
-		return nil
+		return nil, nil
 	}
 	// No log sync may write a superblock while the commit writes its own.
 	f.log.mu.Lock()
-	defer f.log.mu.Unlock()
+	c, err := f.freezeLog()
+	if err != nil {
+		f.log.mu.Unlock()
+		return nil, err
+	}
+	return c, nil
+}
+
+// freezeLog is freeze with f.log.mu held.
+func (f *Engine) freezeLog() (*commitWrite, error) {
 	start := time.Now()
 
 	// 1. Data extents allocated but never referenced are given back (after
 	//    this commit: they may have been written).
 	for addr, n := range f.newData {
 		if err := f.groups.ReleasePinned(addr, n); err != nil {
-			return f.abort(err)
+			return nil, f.abort(err)
 		}
 	}
 	clear(f.newData)
 	//    The log tree dies with this commit: its blocks become free once the
 	//    new superblock (log_root 0) is on disk. mirrors btrfs_free_log_tree
 	if err := f.dropLog(); err != nil {
-		return f.abort(err)
+		return nil, f.abort(err)
 	}
 
 	//    A reader expects the root tree's root block at the superblock's
 	//    generation: a commit that would not touch the root tree (only the
 	//    superblock changed) rewrites one root item to COW it.
 	if err := f.touchRootTree(); err != nil {
-		return f.abort(fmt.Errorf("commit %d: %w", f.transid, err))
+		return nil, f.abort(fmt.Errorf("commit %d: %w", f.transid, err))
 	}
 
 	// 2. Settle: insert new chunks' items, run the delayed refs (extent
@@ -84,14 +121,14 @@ func (f *Engine) commitLocked() error {
 	passes, heads, err := f.settle()
 	tSettle := time.Now()
 	if err != nil {
-		return f.abort(fmt.Errorf("commit %d: %w", f.transid, err))
+		return nil, f.abort(fmt.Errorf("commit %d: %w", f.transid, err))
 	}
 	if err := f.groups.Check(); err != nil {
-		return f.abort(fmt.Errorf("commit %d: space accounting: %w", f.transid, err))
+		return nil, f.abort(fmt.Errorf("commit %d: space accounting: %w", f.transid, err))
 	}
 	for _, kind := range []uint64{ondisk.BlockGroupData, ondisk.BlockGroupMetadata, ondisk.BlockGroupSystem} {
 		if r := f.groups.Space(kind).Reserved; r != 0 {
-			return f.abort(fmt.Errorf("commit %d: %d bytes of %s still reserved after running delayed refs",
+			return nil, f.abort(fmt.Errorf("commit %d: %d bytes of %s still reserved after running delayed refs",
 				f.transid, r, blockgroup.KindName(kind)))
 		}
 	}
@@ -100,54 +137,20 @@ func (f *Engine) commitLocked() error {
 	//    device bytes used, backup roots. mirrors update_super_roots + backup_super_roots
 	sb, err := f.newSuper()
 	if err != nil {
-		return f.abort(fmt.Errorf("commit %d: %w", f.transid, err))
+		return nil, f.abort(fmt.Errorf("commit %d: %w", f.transid, err))
 	}
-
-	// 4. Write every dirty tree block (checksummed, to every copy) and flush:
-	//    the new trees are durable before anything points at them.
-	//    mirrors btrfs_write_and_wait_transaction
-	tWrite := time.Now()
-	written, err := f.writeDirty()
-	if err == nil {
-		err = f.Info.Dev.Flush()
+	//    Checksum the dirty blocks and map their copies, then freeze them:
+	//    the next transaction reads them from memory until they are
+	//    written and COWs them (their generation is not its own).
+	c := &commitWrite{transid: f.transid, sb: sb, start: start, settle: tSettle.Sub(start),
+		heads: heads, passes: passes}
+	if err := f.prepareDirty(c); err != nil {
+		return nil, f.abort(fmt.Errorf("commit %d: write tree blocks: %w", f.transid, err))
 	}
-	if err != nil {
-		return f.abort(fmt.Errorf("commit %d: write tree blocks: %w", f.transid, err))
-	}
-	tSuper := time.Now()
-
-	// 5. Write the superblock to the primary and every mirror that fits,
-	//    then flush: this switches the filesystem to the new generation.
-	//    mirrors write_all_supers
-	if err := f.writeSupers(sb); err != nil {
-		return f.abort(fmt.Errorf("commit %d: write superblocks: %w", f.transid, err))
-	}
-	if err := f.Info.Dev.Flush(); err != nil {
-		return f.abort(fmt.Errorf("commit %d: flush superblocks: %w", f.transid, err))
-	}
-	end := time.Now()
-	crit := end.Sub(start)
-
-	// 6. The transaction is on disk: unpin the space it freed, let the trees
-	//    read their written blocks through the cache, start the next one.
-	//    mirrors btrfs_finish_extent_commit
-	f.finish(sb)
-	if invariants {
-		f.checkCommitted(uint64(sb.Generation))
-	}
-	f.statsMu.Lock()
-	defer f.statsMu.Unlock()
-	f.stats.Commits++
-	f.stats.LastCommit = crit
-	f.stats.MaxCommit = max(f.stats.MaxCommit, crit)
-	f.stats.TotalCommit += crit
-	f.stats.LastSettle = tSettle.Sub(start)
-	f.stats.LastWrite = tSuper.Sub(tWrite)
-	f.stats.LastSuper = end.Sub(tSuper)
-	f.stats.LastRefHeads = heads
-	f.stats.LastBlocks = written
-	f.stats.LastLoops = passes
-	return nil
+	f.startNext(sb)
+	c.locked = time.Since(start)
+	f.writing = c
+	return c, nil
 }
 
 // settle runs the commit loop (step 2) until nothing changes.
@@ -236,23 +239,3 @@ func (f *Engine) updateRootItems() (int, error) {
 	return len(ids), nil
 }
 
-// finish is step 6 of the commit.
-func (f *Engine) finish(sb *ondisk.Superblock) {
-	f.groups.Unpin()
-	for _, n := range f.dirty {
-		f.Info.R.Put(n)
-	}
-	for _, ts := range f.trees {
-		ts.t.ForgetBlocks()
-		ts.t.RootChanged = false
-	}
-	f.Info.RootTree.ForgetBlocks()
-	*f.Info.Super = *sb
-	next := *sb
-	f.super = &next
-	f.superDirty = false
-	f.dirty = map[ondisk.LogicalAddr]*diskio.Node{}
-	f.transid++
-	f.transidPub.Store(uint64(f.transid))
-	f.totalPub.Store(sb.TotalBytes)
-}

@@ -22,10 +22,17 @@
 //
 // # Commit
 //
-// Commit (see commitLocked) applies the queued reference changes to the
+// Commit (see freeze) applies the queued reference changes to the
 // extent tree and free space tree, writes the root items and block group
-// items this produced, repeating until nothing more changes, then writes
-// every dirty block, flushes, writes the superblocks and flushes again.
+// items this produced, repeating until nothing more changes, checksums the
+// dirty blocks and starts the next transaction; then, without the lock
+// (writeCommit, the kernel's UNBLOCKED state), it writes every dirty
+// block, flushes, writes the superblocks and flushes again. Meanwhile the
+// next transaction reads the frozen blocks from memory (the reader holds
+// them until written) and COWs them like any block of an older
+// generation; the space the committing transaction freed stays pinned
+// apart from what the next one frees, until the superblock is on disk.
+// The next commit, a log sync and Close wait for the writes.
 //
 // Snapshot commits the running transaction before copying the source root,
 // as the kernel's snapshot ioctl does, so that the blocks a snapshot shares
@@ -53,7 +60,8 @@
 //
 // # Locking
 //
-// Engine.mu is held by a Handle from Begin to End and by Commit. Engine.Transid and
+// Engine.mu is held by a Handle from Begin to End and by the locked part
+// of Commit; a commit's writes hold only the log lock. Engine.Transid and
 // Engine.Stats never wait; Engine.Commit, Engine.Close and Engine.Super wait for the
 // current handle, so a goroutine must not call them while it holds one
 // (Handle.Commit commits from inside a handle).

@@ -49,7 +49,8 @@ type Engine struct {
 	metaRsv    uint64 // metadata bytes reserved by handles and not yet used
 	superDirty bool   // the superblock changed even if no tree did
 	noQuota    bool   // the filesystem has no quota tree (status item)
-	aborted    error
+	aborted    atomic.Pointer[error] // set once: the filesystem is aborted (or closed)
+	writing    *commitWrite          // the commit whose writes run without mu (commitwrite.go)
 	allocErr   error    // a misuse of the allocator seen by Dirty
 	log        logState // the pending log tree's blocks (treelog.go)
 
@@ -77,11 +78,14 @@ type treeState struct {
 // Stats reports what the transactions did.
 type Stats struct {
 	Commits int
-	// LastCommit is the last commit's critical section: from the start of
+	// LastCommit is the last commit's duration: from the start of
 	// running delayed refs to the second flush after the superblocks.
 	LastCommit  time.Duration
 	MaxCommit   time.Duration
 	TotalCommit time.Duration
+	// LastLocked and MaxLocked are the part of a commit that held the
+	// transaction lock (settling and freezing; not the writes and flushes).
+	LastLocked, MaxLocked time.Duration
 	// LastSettle, LastWrite and LastSuper split LastCommit: running delayed
 	// refs and writing root and block group items; writing the tree blocks
 	// and the first flush; writing the superblocks and the second flush.
@@ -290,9 +294,12 @@ func (f *Engine) Close() error {
 		return nil
 	}
 	err := f.commitLocked()
+	if werr := f.waitWriting(); err == nil {
+		err = werr
+	}
 	f.closed = true
-	if err == nil && f.aborted == nil {
-		f.aborted = errClosed
+	if err == nil {
+		f.aborted.CompareAndSwap(nil, &errClosed)
 	}
 	return err
 }
@@ -302,19 +309,28 @@ var errClosed = errors.New("txn: filesystem is closed")
 // abort stops all further writing after a failure in the middle of changes
 // that cannot be undone in memory. The disk keeps the last committed
 // generation. mirrors btrfs_abort_transaction
-func (f *Engine) abort(err error) error {
-	if f.aborted == nil {
-		f.aborted = fmt.Errorf("txn: transaction %d aborted: %w", f.transid, err)
-	}
-	return f.aborted
+func (f *Engine) abort(err error) error { return f.abortAt(f.transid, err) }
+
+// abortAt is abort of transaction transid (a commit writing without f.mu).
+func (f *Engine) abortAt(transid ondisk.Generation, err error) error {
+	e := fmt.Errorf("txn: transaction %d aborted: %w", transid, err)
+	f.aborted.CompareAndSwap(nil, &e)
+	return *f.aborted.Load()
 }
 
 // Aborted returns the error that aborted the filesystem, if any.
 func (f *Engine) Aborted() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.aborted == errClosed {
+	f.waitWriting()
+	return f.abortErr()
+}
+
+// abortErr is the abort error, nil when none or closed.
+func (f *Engine) abortErr() error {
+	p := f.aborted.Load()
+	if p == nil || *p == errClosed {
 		return nil
 	}
-	return f.aborted
+	return *p
 }

@@ -28,6 +28,8 @@ type logState struct {
 	mu     sync.Mutex
 	blocks map[ondisk.LogicalAddr]bool // reserved log blocks (on disk or being written)
 	synced bool                        // the on-disk superblock points to a log of this transaction
+	// scratch is SyncLog's coalescing buffer, kept across log syncs.
+	scratch []byte
 }
 
 // ErrLogStale is returned by SyncLog when the transaction the log was built
@@ -163,7 +165,7 @@ func (f *Engine) SyncLog(transid ondisk.Generation, blocks []*diskio.Node, root 
 			ws = append(ws, devWrite{c.Physical, n.Data})
 		}
 	}
-	if err := f.writeBatched(ws); err != nil {
+	if err := f.writeBatched(ws, &f.log.scratch); err != nil {
 		return fmt.Errorf("txn: sync log: write log tree blocks: %w", err)
 	}
 	if err := f.Info.Dev.Flush(); err != nil {

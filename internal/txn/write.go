@@ -1,7 +1,6 @@
 package txn
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -16,40 +15,25 @@ type devWrite struct {
 	data []byte
 }
 
-// writeDirty checksums every dirty tree block and writes it to each of its
-// copies, coalescing writes to adjacent physical ranges. It returns how many
-// blocks it wrote. mirrors btree_write_cache_pages + csum_dirty_buffer
-func (f *Engine) writeDirty() (int, error) {
-	ns := uint64(f.super.NodeSize)
-	var ws []devWrite
-	for addr, n := range f.dirty {
-		if n.Generation() != f.transid || n.Addr != addr {
-			return 0, fmt.Errorf("block %d: generation %d in transaction %d", uint64(addr), n.Generation(), f.transid)
-		}
-		fl := binary.LittleEndian.Uint64(n.Data[0x38:])
-		binary.LittleEndian.PutUint64(n.Data[0x38:], fl|ondisk.HeaderFlagWritten)
-		f.Info.Csum.SetBlock(n.Data)
-		copies, avail, err := f.Info.Chunks.Map(addr, ns)
-		if err != nil {
-			return 0, fmt.Errorf("block %d: %w", uint64(addr), err)
-		}
-		if avail < ns {
-			return 0, fmt.Errorf("block %d: crosses a stripe boundary", uint64(addr))
-		}
-		for _, c := range copies {
-			ws = append(ws, devWrite{c.Physical, n.Data})
-		}
-	}
-	if err := f.writeBatched(ws); err != nil {
-		return 0, err
-	}
-	return len(f.dirty), nil
-}
-
-// writeBatched writes ws in physical order, merging contiguous ones.
-func (f *Engine) writeBatched(ws []devWrite) error {
+// writeBatched writes ws in physical order, merging contiguous ones. A
+// non-nil scratch is a buffer kept by the caller across calls (under the
+// caller's lock).
+func (f *Engine) writeBatched(ws []devWrite, scratch *[]byte) error {
 	sort.Slice(ws, func(i, j int) bool { return ws[i].phys < ws[j].phys })
+	total := 0
+	for _, w := range ws {
+		total += len(w.data)
+	}
 	var buf []byte
+	if scratch != nil {
+		buf = (*scratch)[:0]
+	}
+	if cap(buf) < min(total, maxWriteBatch) {
+		buf = make([]byte, 0, min(total, maxWriteBatch))
+	}
+	if scratch != nil {
+		defer func() { *scratch = buf[:0] }()
+	}
 	var at ondisk.PhysicalAddr
 	flush := func() error {
 		if len(buf) == 0 {

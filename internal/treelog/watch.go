@@ -1,0 +1,43 @@
+package treelog
+
+import (
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// watchSet holds the inodes whose planner memo is known current: the
+// filesystem reports every change of an inode's items (Writer.Touched,
+// called wherever it writes an inode item, which every change of the
+// inode's items does), and a touched inode leaves the set. A planner that
+// finds an inode in the set reuses its memo without reading the inode item
+// again, so planning an fsync costs no tree lookup per inode already logged
+// and unchanged since.
+//
+// Every use happens under a transaction handle (the engine's lock): the
+// filesystem's operations call Touched inside theirs, the planner runs in
+// the fsync's; the handle orders them, so the set needs no lock of its own
+// (Writer.mu cannot serve: it is held across a whole fsync, which waits
+// for a handle).
+type watchSet struct {
+	ids map[ondisk.InodeRef]struct{}
+}
+
+func (s *watchSet) add(id ondisk.InodeRef) {
+	if s.ids == nil {
+		s.ids = map[ondisk.InodeRef]struct{}{}
+	}
+	s.ids[id] = struct{}{}
+}
+
+func (s *watchSet) has(id ondisk.InodeRef) bool {
+	_, ok := s.ids[id]
+	return ok
+}
+
+func (s *watchSet) drop(id ondisk.InodeRef) { delete(s.ids, id) }
+
+func (s *watchSet) reset() { clear(s.ids) }
+
+// Touched tells the writer that inode id's items are about to change or
+// have changed in the running transaction (its inode item is written, made
+// or deleted). The caller holds a transaction handle.
+func (w *Writer) Touched(id ondisk.InodeRef) { w.watch.drop(id) }
