@@ -85,7 +85,7 @@ func TestCLITableTools(t *testing.T) {
 			args[i] = subst(a)
 		}
 		line := "gobtrfs " + strings.Join(c.args, " ")
-		code, stdout, stderr := runCLI(t, args...)
+		code, stdout, stderr := runCLIProc(t, args...)
 		if code != c.code {
 			t.Errorf("%s: exit status %d, want %d\nstdout: %.500s\nstderr: %.500s", line, code, c.code, stdout, stderr)
 			continue
