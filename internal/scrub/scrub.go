@@ -206,6 +206,13 @@ func (s *scrubber) blockGroup(m volume.Mapping) {
 		return
 	}
 	for _, r := range items {
+		if end := uint64(r.start) + r.length; end > uint64(m.End()) || end < uint64(r.start) {
+			// a hostile or damaged extent item: read no further than its
+			// block group
+			s.report(Error{Kind: VerifyError, Metadata: r.metadata, Logical: r.start, Length: 0, Uncorrectable: true,
+				Err: fmt.Errorf("extent item of %d bytes runs past the end %d of its block group %d", r.length, m.End(), m.Logical)})
+			r.length = uint64(m.End() - r.start)
+		}
 		if r.metadata {
 			s.treeBlock(r)
 		} else {
