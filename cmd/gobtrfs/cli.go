@@ -88,6 +88,9 @@ command names are accepted (gobtrfs insp dump-t IMAGE).`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// GNU and btrfs-progs say options, not flags
+	root.SetUsageTemplate(strings.NewReplacer("Global Flags:", "Global Options:", "Flags:", "Options:",
+		`"{{.CommandPath}} [command] --help"`, `"{{.CommandPath}} COMMAND --help"`).Replace(root.UsageTemplate()))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	for _, ctor := range commandCtors {
 		root.AddCommand(ctor())

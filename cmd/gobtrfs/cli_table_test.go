@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
@@ -380,5 +382,51 @@ func TestCLIMkfsRootdirSummary(t *testing.T) {
 	}
 	if progsTotal != total {
 		t.Errorf("btrfs-progs counts %d bytes of data chunks, the summary %d", progsTotal, total)
+	}
+}
+
+// TestCLIManPages: gobtrfs man writes a page per command, with the
+// options each really takes; groff (when installed) reads every page
+// without a warning.
+func TestCLIManPages(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := run([]string{"man", dir}, &out, &errb); code != 0 {
+		t.Fatalf("gobtrfs man: exit %d: %s", code, &errb)
+	}
+	pages, _ := filepath.Glob(filepath.Join(dir, "*.1"))
+	want := 0
+	var count func(c *cobra.Command)
+	count = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" {
+			return
+		}
+		want++
+		for _, s := range c.Commands() {
+			count(s)
+		}
+	}
+	root := newRootCmd(&out, &errb)
+	root.InitDefaultCompletionCmd() // as Execute adds it
+	count(root)
+	if len(pages) != want || want < 20 {
+		t.Fatalf("%d pages for %d commands", len(pages), want)
+	}
+	mkfsPage, err := os.ReadFile(filepath.Join(dir, "gobtrfs-mkfs.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{".SH OPTIONS", `\fB\-b\fR, \fB\-\-byte\-count\fR \fISIZE\fR`, `\fB\-s\fR, \fB\-\-sectorsize\fR`, ".SH EXIT STATUS"} {
+		if !bytes.Contains(mkfsPage, []byte(w)) {
+			t.Errorf("gobtrfs-mkfs.1 lacks %q", w)
+		}
+	}
+	if _, err := exec.LookPath("groff"); err != nil {
+		t.Log("groff not installed: pages not linted")
+		return
+	}
+	// one groff for all pages: its warnings name the page's line
+	if out, err := exec.Command("groff", append([]string{"-man", "-ww", "-z"}, pages...)...).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("groff: %v\n%s", err, out)
 	}
 }

@@ -80,7 +80,7 @@ mkfs.btrfs's, with the same letters.`,
 	fl.StringVar(&a.csumName, "checksum", "", "same as --csum")
 	fl.Lookup("checksum").Hidden = true
 	fl.StringVarP(&a.nodesize, "nodesize", "n", "", "tree block `SIZE`: power of two, sectorsize..64K (default 16K)")
-	fl.StringVarP(&a.sectorsize, "sectorsize", "s", "", "sector `SIZE` (default 4K; Linux mounts only 4K or the page size)")
+	fl.StringVarP(&a.sectorsize, "sectorsize", "s", "", "sector `SIZE` (default 4K; Linux mounts only 4K or the page size); 1M or more is read as -b, its old meaning here, with a warning")
 	fl.StringVarP(&a.cfg.MetadataProfile, "metadata", "m", "", "metadata `PROFILE`: dup (default) or single")
 	fl.StringVarP(&a.cfg.DataProfile, "data", "d", "", "data `PROFILE`: single")
 	addFeature := func(v string) error { a.features = append(a.features, v); return nil }
