@@ -240,7 +240,7 @@ func restoreRun(img, dest string, o restoreOptions, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	if !o.quiet && progress.IsTerminal(stderr) {
+	if !o.quiet && !o.verbose && !o.dryRun && progress.IsTerminal(stderr) { // -v and -D list on stdout: no line to draw over
 		r.progressOff = false
 		r.totalBytes = imageBytesUsed(img, o.img.super)
 	}
