@@ -72,7 +72,10 @@ func (s *scrubber) dataExtent(r extentRec) {
 				}
 			}
 			for m := range copies {
-				if !bad[m] {
+				if !bad[m] || len(copies[m].Rebuild) > 0 {
+					// a copy rebuilt from parity that fails says the row
+					// is inconsistent, not where: the stored copies are
+					// what is reported (and repaired from it when good)
 					continue
 				}
 				if !filesDone {

@@ -50,16 +50,9 @@ func copyOn(t *testing.T, fi *fsinfo.FSInfo, logical ondisk.LogicalAddr, n uint6
 	return 0
 }
 
-// TestScrubRAID1 damages the devid 2 copy of a data extent and of a tree
-// block of a kernel-made two-device RAID1 filesystem: scrub of both
-// images finds both on devid 2, --repair rewrites them from devid 1, and
-// both checkers are clean.
-func TestScrubRAID1(t *testing.T) {
-	k := multidev.Make(t, t.TempDir(), multidev.Spec{Devices: 2, Data: "raid1", Meta: "raid1"})
-	if err := k.Detach(); err != nil {
-		t.Fatal(err)
-	}
-	fi := openSet(t, k.Images, false)
+// largestDataExtent is the start of the largest data extent.
+func largestDataExtent(t *testing.T, fi *fsinfo.FSInfo) ondisk.LogicalAddr {
+	t.Helper()
 	et, err := fi.Tree(ondisk.ExtentTreeObjectID)
 	if err != nil {
 		t.Fatal(err)
@@ -73,11 +66,28 @@ func TestScrubRAID1(t *testing.T) {
 		}
 		return true
 	})
-	ri, _, err := fi.RootItem(ondisk.FSTreeObjectID)
-	if err != nil || data.Offset == 0 {
-		t.Fatalf("no data extent (%v) or fs tree root: %v", data, err)
+	if data.Offset < 16384 {
+		t.Fatalf("no data extent of 16 KiB or more (largest %v)", data)
 	}
-	dataPhys := copyOn(t, fi, ondisk.LogicalAddr(data.ObjectID)+8192, 4096, 2)
+	return ondisk.LogicalAddr(data.ObjectID)
+}
+
+// TestScrubRAID1 damages the devid 2 copy of a data extent and of a tree
+// block of a kernel-made two-device RAID1 filesystem: scrub of both
+// images finds both on devid 2, --repair rewrites them from devid 1, and
+// both checkers are clean.
+func TestScrubRAID1(t *testing.T) {
+	k := multidev.Make(t, t.TempDir(), multidev.Spec{Devices: 2, Data: "raid1", Meta: "raid1"})
+	if err := k.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	fi := openSet(t, k.Images, false)
+	ri, _, err := fi.RootItem(ondisk.FSTreeObjectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := largestDataExtent(t, fi)
+	dataPhys := copyOn(t, fi, data+8192, 4096, 2)
 	metaPhys := copyOn(t, fi, ri.Bytenr, uint64(fi.Super.NodeSize), 2)
 	flipAt(t, k.Images[1], int64(dataPhys)+17)
 	flipAt(t, k.Images[1], int64(metaPhys)+900)

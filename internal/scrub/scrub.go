@@ -7,7 +7,9 @@
 // sectors are compared with the csum tree, copy by copy. A bad data sector
 // is reported with the files that use it (their back references). With
 // Repair, a bad copy is rewritten from a good one (DUP, RAID1*, RAID10)
-// and read back; a bad RAID5/6 data stripe is rewritten from parity.
+// and read back; a bad RAID5/6 data stripe is rewritten from parity. (The
+// parity itself is not verified: a copy rebuilt from it that fails is not
+// reported, as it does not say which stripe of the row is wrong.)
 //
 // The walk reads through internal/diskio's Reader and internal/volume's
 // chunk map: the copies are the ones every reader of the image tries.
