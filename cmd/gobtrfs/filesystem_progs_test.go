@@ -13,7 +13,8 @@ import (
 )
 
 // fsTestImages makes the images filesystem df/usage are compared on: one
-// by mkfs.btrfs --rootdir, one by gobtrfs mkfs and put.
+// by mkfs.btrfs --rootdir, one with mixed block groups (--mixed), one by
+// gobtrfs mkfs and put.
 func fsTestImages(t *testing.T) map[string]string {
 	t.Helper()
 	testutil.NeedProgs(t)
@@ -25,8 +26,10 @@ func fsTestImages(t *testing.T) map[string]string {
 			bytes.Repeat([]byte{byte(i)}, 3000*i), 0o644)
 	}
 	os.WriteFile(filepath.Join(src, "big"), bytes.Repeat([]byte("0123456789"), 3<<20/10), 0o644)
-	imgs := map[string]string{"progs": filepath.Join(dir, "progs.img"), "gobtrfs": filepath.Join(dir, "ours.img")}
+	imgs := map[string]string{"progs": filepath.Join(dir, "progs.img"), "gobtrfs": filepath.Join(dir, "ours.img"),
+		"mixed": filepath.Join(dir, "mixed.img")}
 	testutil.MkfsRootdir(t, src, imgs["progs"], 300<<20)
+	testutil.MkfsRootdir(t, src, imgs["mixed"], 200<<20, "--mixed")
 	for _, a := range [][]string{{"mkfs", "-q", "-b", "320M", imgs["gobtrfs"]}, {"put", imgs["gobtrfs"], src, "/"}} {
 		if _, errs, rc := clitoolsRun(a...); rc != 0 {
 			t.Fatalf("gobtrfs %s: exit %d: %s", strings.Join(a, " "), rc, errs)
