@@ -53,7 +53,7 @@ func TestSubvolumeLikeProgs(t *testing.T) {
 		t.Errorf("set-default did not set the DEFAULT_SUBVOL incompat flag:\n%s", sb)
 	}
 	type view struct{ list, show, getDefault map[string]string }
-	flagSets := []string{"", "-p", "-a", "-o", "-r", "-s", "-u", "-p -u -q -R -c", "-a -p"}
+	flagSets := []string{"", "-p", "-a", "-o", "-r", "-s", "-u", "-p -u -q -R -c", "-a -p", "-t", "-t -s -p -u"}
 	ours := view{map[string]string{}, map[string]string{}, map[string]string{}}
 	for _, fl := range flagSets {
 		args := append(append([]string{"subvolume", "list"}, strings.Fields(fl)...), img)
