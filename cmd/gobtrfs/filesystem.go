@@ -98,15 +98,18 @@ reserve, as btrfs filesystem df prints them for a mount of IMAGE.`,
 }
 
 func newFsUsageCmd() *cobra.Command {
-	return fsCmd("usage [options] IMAGE", "space overall and per device (btrfs filesystem usage)",
+	var tabular bool
+	c := fsCmd("usage [options] IMAGE", "space overall and per device (btrfs filesystem usage)",
 		`Device size, allocation, use, free space estimates (and what statfs, df,
 would say on a mount), ratios and the global reserve, then each block group
 type with what it takes on each device, as btrfs filesystem usage prints
 them for a mount of IMAGE.`,
 		func(_ *fsImage, in *spaceinfo.Info, u sizeUnits, w io.Writer) error {
-			printUsage(w, in, u)
+			printUsage(w, in, u, tabular)
 			return nil
 		})
+	c.Flags().BoolVarP(&tabular, "tabular", "T", false, "show the per-device part as a table")
+	return c
 }
 
 func newFsShowCmd() *cobra.Command {
