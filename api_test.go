@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs"
+	"github.com/gobtrfs/gobtrfs/internal/csum"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/testimg"
 )
 
 // newImage makes an empty 256 MiB image with one file in it.
@@ -167,5 +170,69 @@ func TestFSClosed(t *testing.T) {
 		if err := call(); !errors.Is(err, fs.ErrClosed) {
 			t.Errorf("%s after Close: %v, want fs.ErrClosed", name, err)
 		}
+	}
+}
+
+// TestMkfsOptions: every MkfsOptions field reaches the superblock, bad
+// values are refused before anything is written, and an existing
+// filesystem is overwritten only with Force.
+func TestMkfsOptions(t *testing.T) {
+	dir := t.TempDir()
+	img := filepath.Join(dir, "img")
+	o := gobtrfs.MkfsOptions{Size: 200 << 20, NodeSize: 8192, SectorSize: 4096, Csum: "sha256",
+		MetadataProfile: "single", DataProfile: "single", Features: "^free-space-tree", Label: "lbl",
+		UUID: "0123-4567-89ab-cdef-0123-4567-89ab-cdef"}
+	if err := gobtrfs.Mkfs(img, o); err != nil {
+		t.Fatal(err)
+	}
+	sb := testimg.OpenFS(t, img).Super
+	if got := strings.TrimRight(string(sb.Label[:]), "\x00"); got != "lbl" {
+		t.Errorf("label %q", got)
+	}
+	if sb.TotalBytes != 200<<20 || sb.NodeSize != 8192 || sb.SectorSize != 4096 || csum.Type(sb.CsumType) != csum.SHA256 {
+		t.Errorf("superblock: total %d nodesize %d sectorsize %d csum %d", sb.TotalBytes, sb.NodeSize, sb.SectorSize, sb.CsumType)
+	}
+	if got := sb.FSID.String(); got != "01234567-89ab-cdef-0123-456789abcdef" {
+		t.Errorf("fsid %s", got)
+	}
+	if sb.CompatROFlags&ondisk.CompatROFreeSpaceTree != 0 {
+		t.Errorf("^free-space-tree: the feature is on")
+	}
+
+	if err := gobtrfs.Mkfs(img, gobtrfs.MkfsOptions{}); err == nil || !strings.Contains(err.Error(), "Force") {
+		t.Errorf("Mkfs over a filesystem without Force: %v", err)
+	}
+	if err := gobtrfs.Mkfs(img, gobtrfs.MkfsOptions{Force: true, Label: "again"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(img); st.Size() != 200<<20 {
+		t.Errorf("forced mkfs changed the file size to %d", st.Size())
+	}
+	fsys, err := gobtrfs.Open(img, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys.Close()
+
+	for _, bad := range []gobtrfs.MkfsOptions{{Csum: "md5"}, {UUID: "xyz"}, {Features: "no-such"},
+		{MetadataProfile: "raid1"}, {NodeSize: 3000}, {Size: 1 << 20}, {Rootdir: filepath.Join(dir, "none")}} {
+		p := filepath.Join(dir, "bad")
+		if err := gobtrfs.Mkfs(p, bad); err == nil {
+			t.Errorf("Mkfs %+v succeeded", bad)
+		}
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Mkfs %+v left the file behind", bad)
+		}
+	}
+	var warned []string
+	o = gobtrfs.MkfsOptions{SectorSize: 8192, NodeSize: 16384, Warn: func(s string) { warned = append(warned, s) }}
+	if err := gobtrfs.Mkfs(filepath.Join(dir, "8k"), o); err != nil || len(warned) != 1 || !strings.Contains(warned[0], "not be mountable") {
+		t.Errorf("sectorsize 8192: %v, warnings %q; want one about mounting", err, warned)
+	}
+	if err := gobtrfs.Mkfs(dir, gobtrfs.MkfsOptions{}); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Errorf("Mkfs of a directory: %v", err)
+	}
+	if err := gobtrfs.CreateImage(img, 256<<20); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("CreateImage over an existing file: %v", err)
 	}
 }

@@ -60,6 +60,10 @@ type MkfsOptions struct {
 	// Force overwrites a file or device that already holds a filesystem
 	// (mkfs.btrfs -f); without it Mkfs refuses one.
 	Force bool
+	// Warn receives what mkfs.btrfs warns about, such as a sector size
+	// other than 4 KiB and the page size, which Linux refuses to mount;
+	// nil discards it.
+	Warn func(string)
 }
 
 // MkfsFeatures returns the features MkfsOptions.Features accepts, one a
@@ -118,6 +122,10 @@ func Mkfs(path string, o MkfsOptions) error {
 	cfg, err := o.config()
 	if err != nil {
 		return fmt.Errorf("mkfs %s: %w", path, err)
+	}
+	if ss := o.SectorSize; o.Warn != nil && ss != 0 && ss != 4096 && ss != uint32(os.Getpagesize()) {
+		o.Warn(fmt.Sprintf("the filesystem may not be mountable, sectorsize %d doesn't match page size %d",
+			ss, os.Getpagesize()))
 	}
 	st, err := os.Stat(path)
 	switch {

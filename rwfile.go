@@ -36,6 +36,23 @@ type RWFile struct {
 	dirEnts []fsops.Entry // a directory's entries, read on the first ReadDir
 	dirRead bool
 	closed  atomic.Bool
+	// ra is Read's read-ahead window (as File's): small reads are served
+	// from one larger read while the inode is unchanged (raKey).
+	ra    []byte
+	raOff int64
+	raKey inodeVersion
+}
+
+// inodeVersion tells whether an inode changed: every change of its data
+// or attributes bumps its sequence and ctime (fsops' touch), and a new
+// inode of a reused number has another otime.
+type inodeVersion struct {
+	seq, transid, size uint64
+	ctime, otime       item.Timespec
+}
+
+func versionOf(x *item.InodeItem) inodeVersion {
+	return inodeVersion{x.Sequence, x.Transid, x.Size, x.Ctime, x.Otime}
 }
 
 var (
@@ -147,12 +164,39 @@ func (f *RWFile) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, f.errIfClosed("read")
 	}
+	if len(p) < readAheadSize && f.canRead() && !f.closed.Load() {
+		if n, ok := f.readAhead(p); ok {
+			f.off += int64(n)
+			return n, nil
+		}
+	}
 	n, err := f.ReadAt(p, f.off)
 	f.off += int64(n)
 	if err == io.EOF && n > 0 {
 		err = nil
 	}
 	return n, err
+}
+
+// readAhead serves a small Read from the window, refilling it from the
+// current offset when it does not hold it or the inode changed since.
+// The version is read before the data, so a change in between only makes
+// the next call refill.
+func (f *RWFile) readAhead(p []byte) (int, bool) {
+	x, err := f.w.f.Stat(f.id)
+	if err != nil || x.Mode&item.SIFMT != item.SIFREG || f.off >= int64(x.Size) {
+		return 0, false
+	}
+	v := versionOf(&x)
+	if v != f.raKey || f.off < f.raOff || f.off >= f.raOff+int64(len(f.ra)) {
+		b, err := f.w.f.ReadAt(f.id, uint64(f.off), readAheadSize)
+		if err != nil || len(b) == 0 {
+			f.ra = nil
+			return 0, false
+		}
+		f.ra, f.raOff, f.raKey = b, f.off, v
+	}
+	return copy(p, f.ra[f.off-f.raOff:]), true
 }
 
 // WriteAt writes p at off (the file grows as needed; a gap before off is a
@@ -284,8 +328,8 @@ func (f *RWFile) Close() error {
 
 // ReadDir reads a directory's entries in on-disk (index) order, as
 // fs.ReadDirFile: up to n entries with io.EOF at the end when n > 0, all
-// remaining ones when n <= 0. The entries are those of the first call
-// (until a Seek back to the start).
+// remaining ones when n <= 0. The entries are those of the first call;
+// a Seek (other than Seek(0, io.SeekCurrent)) reads them again.
 func (f *RWFile) ReadDir(n int) ([]fs.DirEntry, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -119,6 +119,33 @@ func TestRWFile(t *testing.T) {
 	}
 	tr.Close()
 
+	// small Reads see changes made through other doors at once (the
+	// read-ahead window follows the inode's version)
+	rd, err := w.OpenFile("/new", os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := make([]byte, 1)
+	for i, change := range []func(){
+		func() { w.WriteAt("/new", []byte("Z"), 1) },
+		func() { w.Truncate("/new", 2) },
+	} {
+		if _, err := rd.Read(one); err != nil {
+			t.Fatal(err)
+		}
+		change()
+		n, err := rd.Read(one)
+		if i == 0 && (n != 1 || one[0] != 'Z') {
+			t.Errorf("Read after RW.WriteAt: %q, %v; want \"Z\"", one[:n], err)
+		}
+		if i == 1 && (n != 0 || err != io.EOF) {
+			t.Errorf("Read past a truncation: %d bytes, %v; want io.EOF", n, err)
+		}
+	}
+	rd.Close()
+	want.Truncate(2)
+	copy(want.Bytes()[1:], "Z")
+
 	// Stat / ReadDir / FS() see the uncommitted state
 	if fi, err := w.Stat("/hello"); err != nil || fi.Size() != int64(len("hi\nmore\n")) {
 		t.Errorf("RW.Stat: %v, %v", fi, err)
@@ -192,5 +219,34 @@ func TestRWFSTestFS(t *testing.T) {
 	}
 	if _, err := w.FS().Open("/a"); err == nil {
 		t.Errorf("Open of a rooted name succeeded")
+	}
+}
+
+// TestRWClosed: calls on an RW, its files and its FS view after Close fail
+// with fs.ErrClosed.
+func TestRWClosed(t *testing.T) {
+	w, err := gobtrfs.OpenRW(newImage(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := w.Create("/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"WriteFile": func() error { return w.WriteFile("/a", []byte("x"), 0o644) },
+		"ReadFile":  func() error { _, err := w.ReadFile("/hello"); return err },
+		"Stat":      func() error { _, err := w.Stat("/hello"); return err },
+		"FS().Open": func() error { _, err := w.FS().Open("hello"); return err },
+		"f.Write":   func() error { _, err := f.Write([]byte("x")); return err },
+		"Commit":    w.Commit,
+		"Close":     w.Close,
+	} {
+		if err := call(); !errors.Is(err, fs.ErrClosed) {
+			t.Errorf("%s after Close: %v, want fs.ErrClosed", name, err)
+		}
 	}
 }

@@ -10,11 +10,9 @@ import (
 	"os"
 	"strings"
 	"syscall"
-)
 
-// errNotBtrfs is what the image errors below wrap when no superblock is
-// valid: the file or device holds no btrfs.
-var errNotBtrfs = errors.New("not a btrfs filesystem")
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
+)
 
 // checkImagePath refuses a directory given as an image before anything
 // tries to read it as one.
@@ -38,20 +36,26 @@ func rdPathErr(img, p string, err error) error {
 	return err
 }
 
-// imageErr says an open error of the image at path in plain words: "not a
-// btrfs filesystem (no valid superblock)" when no superblock copy is
-// valid, the details after it.
+// imageErr says an open error of the image at path in plain words:
+// "IMAGE: not a btrfs filesystem (no valid superblock): details" when no
+// superblock copy carries the btrfs magic (diskio.ErrNotBtrfs, which the
+// result still matches).
 func imageErr(path string, err error) error {
-	if err == nil {
-		return nil
+	if err == nil || !errors.Is(err, diskio.ErrNotBtrfs) {
+		return err
 	}
 	msg := err.Error()
-	if i := strings.Index(msg, "no valid superblock"); i >= 0 {
-		detail := strings.TrimPrefix(strings.TrimPrefix(msg[i:], "no valid superblock"), ": ")
-		if detail != "" {
-			detail = "; " + detail
-		}
-		return fmt.Errorf("%s: %w (no valid superblock%s)", path, errNotBtrfs, detail)
+	if i := strings.Index(msg, diskio.ErrNotBtrfs.Error()); i >= 0 {
+		msg = msg[i:]
 	}
-	return err
+	return &plainError{msg: path + ": " + msg, err: err}
 }
+
+// plainError is err said another way.
+type plainError struct {
+	msg string
+	err error
+}
+
+func (e *plainError) Error() string { return e.msg }
+func (e *plainError) Unwrap() error { return e.err }

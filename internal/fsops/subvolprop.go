@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"bytes"
 	"fmt"
 	"syscall"
 
@@ -55,6 +56,65 @@ func (f *FS) SetSubvolumeReadonly(id ondisk.ObjectID, ro bool) error {
 		return err
 	}
 	return f.Commit()
+}
+
+// SetDefaultSubvolume makes subvolume id (0: the top level) the one a
+// mount without subvol= shows: the "default" entry of the root tree
+// directory names it, and the DEFAULT_SUBVOL incompat flag is set.
+// mirrors btrfs_ioctl_default_subvol
+func (f *FS) SetDefaultSubvolume(id ondisk.ObjectID) error {
+	if id == 0 {
+		id = ondisk.FSTreeObjectID
+	}
+	if id != ondisk.FSTreeObjectID && (id < ondisk.FirstFreeObjectID || id > ondisk.LastFreeObjectID) {
+		return errf(syscall.ENOENT, "set default subvolume %d: not a subvolume id", id)
+	}
+	return f.run(func(o *op) error {
+		ri, err := o.rootItem(id)
+		if err != nil {
+			return err
+		}
+		if ri.Refs == 0 {
+			return errf(syscall.ENOENT, "set default subvolume %d: it is being deleted", id)
+		}
+		rt, err := o.tree(ondisk.RootTreeObjectID)
+		if err != nil {
+			return err
+		}
+		name := []byte("default")
+		key := dirItemKey(ondisk.RootTreeDirObjectID, name)
+		data, ok, err := rt.Lookup(key)
+		if err != nil {
+			return fmt.Errorf("set default subvolume %d: %w", id, err)
+		}
+		if !ok {
+			return errf(syscall.ENOENT, "set default subvolume %d: the root tree has no \"default\" entry", id)
+		}
+		items, err := item.DecodeDirItems(data)
+		if err != nil {
+			return corruptf("root tree directory item %v: %w", key, err)
+		}
+		found := false
+		var out []byte
+		for i := range items {
+			if bytes.Equal(items[i].Name, name) {
+				items[i].Location = ondisk.Key{ObjectID: id, Type: ondisk.RootItemKey}
+				found = true
+			}
+			out = append(out, items[i].Bytes()...)
+		}
+		if !found {
+			return errf(syscall.ENOENT, "set default subvolume %d: the root tree has no \"default\" entry", id)
+		}
+		if err := o.reserve(1); err != nil {
+			return fmt.Errorf("set default subvolume %d: %w", id, err)
+		}
+		if err := rt.UpdateItem(o.a, key, out); err != nil {
+			return fmt.Errorf("set default subvolume %d: %w", id, err)
+		}
+		o.h.Super().IncompatFlags |= ondisk.IncompatDefaultSubvol
+		return nil
+	})
 }
 
 // SetLabel sets the filesystem label and commits, as the kernel does.

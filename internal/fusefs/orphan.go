@@ -66,6 +66,15 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 	var err error
 	if orphan != "" {
 		r.nsMu.Lock()
+		// An open (openExisting, under nsMu) may have come between the
+		// count above and nsMu: then that open's release removes it.
+		r.mu.Lock()
+		reopened := st.opens > 0
+		r.mu.Unlock()
+		if reopened {
+			r.nsMu.Unlock()
+			return nil
+		}
 		// linkat may have given it a visible name since: then its data stays
 		if x, serr := r.ops.Stat(id); serr == nil && x.NLink > 1 && !st.isDir {
 			r.wbMu.Lock()
@@ -84,10 +93,18 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 		r.wbMu.Unlock()
 	}
 	r.mu.Lock()
-	if r.open[id] == st && st.opens == 0 {
+	// An unlink during the write back above may have hidden it: then its
+	// hidden name goes now, as that of a release of a hidden file.
+	again := err == nil && orphan == "" && st.orphan != "" && st.opens == 0
+	if again {
+		st.opens++ // released counts it down again
+	} else if r.open[id] == st && st.opens == 0 {
 		delete(r.open, id)
 	}
 	r.mu.Unlock()
+	if again {
+		return r.released(id)
+	}
 	return err
 }
 

@@ -3,9 +3,9 @@ package treelog_test
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"

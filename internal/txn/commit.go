@@ -238,4 +238,3 @@ func (f *Engine) updateRootItems() (int, error) {
 	}
 	return len(ids), nil
 }
-

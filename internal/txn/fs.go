@@ -46,13 +46,13 @@ type Engine struct {
 	dirty   map[ondisk.LogicalAddr]*diskio.Node // tree blocks to write at commit
 	newData map[ondisk.LogicalAddr]uint64       // data extents allocated, no reference queued yet
 
-	metaRsv    uint64 // metadata bytes reserved by handles and not yet used
-	superDirty bool   // the superblock changed even if no tree did
-	noQuota    bool   // the filesystem has no quota tree (status item)
+	metaRsv    uint64                // metadata bytes reserved by handles and not yet used
+	superDirty bool                  // the superblock changed even if no tree did
+	noQuota    bool                  // the filesystem has no quota tree (status item)
 	aborted    atomic.Pointer[error] // set once: the filesystem is aborted (or closed)
 	writing    *commitWrite          // the commit whose writes run without mu (commitwrite.go)
-	allocErr   error    // a misuse of the allocator seen by Dirty
-	log        logState // the pending log tree's blocks (treelog.go)
+	allocErr   error                 // a misuse of the allocator seen by Dirty
+	log        logState              // the pending log tree's blocks (treelog.go)
 
 	statsMu    sync.Mutex
 	stats      Stats
@@ -304,7 +304,14 @@ func (f *Engine) Close() error {
 	return err
 }
 
-var errClosed = errors.New("txn: filesystem is closed")
+// errClosed is the error of every call after Close; it matches
+// fs.ErrClosed (errors.Is), as the library's callers test it.
+var errClosed error = closedError{}
+
+type closedError struct{}
+
+func (closedError) Error() string        { return "txn: filesystem is closed" }
+func (closedError) Is(target error) bool { return target == fs.ErrClosed }
 
 // abort stops all further writing after a failure in the middle of changes
 // that cannot be undone in memory. The disk keeps the last committed
