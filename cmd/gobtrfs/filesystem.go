@@ -98,15 +98,18 @@ reserve, as btrfs filesystem df prints them for a mount of IMAGE.`,
 }
 
 func newFsUsageCmd() *cobra.Command {
-	return fsCmd("usage [options] IMAGE", "space overall and per device (btrfs filesystem usage)",
+	var tabular bool
+	c := fsCmd("usage [options] IMAGE", "space overall and per device (btrfs filesystem usage)",
 		`Device size, allocation, use, free space estimates (and what statfs, df,
 would say on a mount), ratios and the global reserve, then each block group
 type with what it takes on each device, as btrfs filesystem usage prints
 them for a mount of IMAGE.`,
 		func(_ *fsImage, in *spaceinfo.Info, u sizeUnits, w io.Writer) error {
-			printUsage(w, in, u)
+			printUsage(w, in, u, tabular)
 			return nil
 		})
+	c.Flags().BoolVarP(&tabular, "tabular", "T", false, "show the per-device part as a table")
+	return c
 }
 
 func newFsShowCmd() *cobra.Command {
@@ -148,6 +151,9 @@ func setLabel(image, label string) error {
 	if len(label) >= ondisk.LabelSize {
 		return usageErrorf("label %q is too long (%d bytes; at most %d)", label, len(label), ondisk.LabelSize-1)
 	}
+	if err := checkImagePath(image); err != nil {
+		return err
+	}
 	dev, err := blockdev.OpenFile(image, false)
 	if err != nil {
 		return err
@@ -155,7 +161,7 @@ func setLabel(image, label string) error {
 	defer dev.Close()
 	fi, err := fsinfo.Open(dev, fsinfo.Options{})
 	if err != nil {
-		return fmt.Errorf("%s: %w", image, err)
+		return imageErr(image, err)
 	}
 	e, err := txn.OpenWith(fi, txn.OpenOptions{ReplayLog: treelog.Replay})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/mkfs"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/progress"
 )
 
 func init() { addCommand(newMkfsCmd) }
@@ -133,7 +134,15 @@ func (a *mkfsArgs) run(out io.Writer) error {
 	if err != nil {
 		return a.sizeErr(err)
 	}
+	var bar *progress.Bar
+	if a.cfg.Rootdir != "" {
+		bar = copyProgress("mkfs --rootdir", a.quiet, a.warn, a.cfg.Rootdir)
+		a.cfg.RootdirProgress = bar
+	}
 	err = mkfs.Make(dev, a.cfg)
+	if bar != nil {
+		bar.Stop()
+	}
 	if cerr := dev.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close %s: %w", a.image, cerr)
 	}
