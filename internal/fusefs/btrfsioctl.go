@@ -528,12 +528,26 @@ func (m *fsys) changedEntry(dir ondisk.InodeRef, name string) {
 	if m.server == nil {
 		return
 	}
-	node := m.ids.stable(dir)
-	if dir == m.b.Root() {
-		node = fuse.FUSE_ROOT_ID
-	}
+	node := m.nodeID(dir)
 	m.server.EntryNotify(node, name)
 	m.server.InodeNotify(node, 0, 0)
+}
+
+// changedAttr drops the kernel's cached attributes of id (an ioctl changed
+// them: the kernel's FUSE does not refresh them after FS_IOC_SETFLAGS);
+// its page cache stays.
+func (m *fsys) changedAttr(id ondisk.InodeRef) {
+	if m.server != nil {
+		m.server.InodeNotify(m.nodeID(id), -1, 0)
+	}
+}
+
+// nodeID is the FUSE node ID of id.
+func (m *fsys) nodeID(id ondisk.InodeRef) uint64 {
+	if id == m.b.Root() {
+		return fuse.FUSE_ROOT_ID
+	}
+	return m.ids.stable(id)
 }
 
 // callerFile resolves fd, a file descriptor of the calling process (the

@@ -41,6 +41,7 @@ mkdir id; touch id/in; chattr +i id; touch id/new; echo "create in +i dir: $?"; 
 mkdir ad; touch ad/in; chattr +a ad; touch ad/new; echo "create in +a dir: $?"; rm -f ad/in; echo "rm in +a dir: $?"; chattr -a ad
 echo x > s; chattr +dSA s; lsattr -d s; chattr -dSA s; lsattr -d s
 mkdir ds; chattr +D ds; echo "+D: $?"; lsattr -d ds
+touch ct; c1=$(stat -c %z ct); sleep 0.05; chattr +A ct; chattr -A ct; [ "$(stat -c %z ct)" != "$c1" ] && echo "chattr sets ctime"
 `
 
 // TestChattrLikeKernel: chattr/lsattr through FS_IOC_GETFLAGS/SETFLAGS:

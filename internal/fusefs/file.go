@@ -310,7 +310,7 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if v != 0 {
 			return 0, syscall.EOPNOTSUPP
 		}
-		return 0, n.m.errnoOf("fssetxattr", n.id, r.setFlags(n.id, fl))
+		return 0, n.m.errnoOf("fssetxattr", n.id, n.setFlags(r, fl))
 	case fsIocSetflags:
 		r, errno := n.writable()
 		if errno != 0 {
@@ -330,9 +330,18 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if v != 0 {
 			return 0, syscall.EOPNOTSUPP
 		}
-		return 0, n.m.errnoOf("setflags", n.id, r.setFlags(n.id, fl))
+		return 0, n.m.errnoOf("setflags", n.id, n.setFlags(r, fl))
 	}
 	return 0, n.btrfsIoctl(ctx, cmd, input, output) // btrfsioctl.go
+}
+
+// setFlags sets n's inode flags; the kernel's cached ctime goes (generic/277).
+func (n *Node) setFlags(r *rwState, fl uint64) error {
+	err := r.setFlags(n.id, fl)
+	if err == nil {
+		n.m.changedAttr(n.id)
+	}
+	return err
 }
 
 // setFlags sets id's inode flags with its buffered data written back
