@@ -125,6 +125,10 @@ func (n *Node) Lseek(ctx context.Context, f fs.FileHandle, off uint64, whence ui
 // Allocate is fallocate(2): preallocate, keep size, punch hole.
 func (n *Node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
 	r, errno := n.writable()
+	if errno == 0 {
+		// vfs_fallocate's IS_IMMUTABLE / IS_APPEND checks (iflags.go)
+		errno = n.m.flagPerm(n.id, mode&^fallocKeepSize != 0)
+	}
 	if errno != 0 {
 		return errno
 	}
@@ -194,6 +198,9 @@ func (n *Node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint
 	dst, ok := out.Operations().(*Node)
 	if !ok || flags != 0 {
 		return 0, syscall.EINVAL
+	}
+	if errno := n.m.flagPerm(dst.id, false); errno != 0 {
+		return 0, errno // generic_copy_file_checks: IS_IMMUTABLE(inode_out) (generic/553)
 	}
 	done, err := r.copyRange(n.id, offIn, dst.id, offOut, length)
 	if err != nil {

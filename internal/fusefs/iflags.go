@@ -19,6 +19,10 @@ import (
 //     explicit time or size change, no xattr change; its names cannot be
 //     removed or renamed; a directory takes new entries but loses none.
 
+// fallocKeepSize is FALLOC_FL_KEEP_SIZE: the one fallocate mode an
+// append-only file allows.
+const fallocKeepSize = 0x01
+
 // flagPerm is EPERM if id is immutable, or append-only when appendToo.
 func (m *fsys) flagPerm(id ondisk.InodeRef, appendToo bool) syscall.Errno {
 	fl, err := m.inodeFlags(id)
