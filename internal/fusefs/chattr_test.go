@@ -43,6 +43,7 @@ echo x > s; chattr +dSA s; lsattr -d s; chattr -dSA s; lsattr -d s
 mkdir ds; chattr +D ds; echo "+D: $?"; lsattr -d ds
 echo data > cs; echo x > ci; xfs_io -c "chattr +i" -c "copy_range -l 4 cs" -c "falloc -k 0 4k" -c "falloc 0 8k" ci; chattr -i ci
 echo x > ca; xfs_io -a -c "chattr +a" -c "falloc -k 0 4k" -c "falloc 0 8k" -c "copy_range -l 4 cs" ca; chattr -a ca; lsattr -d ca
+echo x > wi; xfs_io -c "chattr +i" -c "pwrite -q 0 4" -c "truncate 2" -c "chattr -i" wi; wc -c < wi
 touch ct; c1=$(stat -c %z ct); sleep 0.05; chattr +A ct; chattr -A ct; [ "$(stat -c %z ct)" != "$c1" ] && echo "chattr sets ctime"
 `
 

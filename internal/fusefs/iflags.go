@@ -74,6 +74,13 @@ func (n *Node) maySetattr(in *fuse.SetAttrIn) syscall.Errno {
 		return 0
 	}
 	if fl&item.InodeImmutable != 0 {
+		// ftruncate on a file opened before chattr +i goes through: the
+		// VFS checks +i for mode, owner and explicit times only
+		// (notify_change), and do_ftruncate +a only
+		const ftruncate = fuse.FATTR_SIZE | fuse.FATTR_FH | fuse.FATTR_LOCKOWNER | fuse.FATTR_KILL_SUIDGID | fuse.FATTR_MTIME | fuse.FATTR_CTIME
+		if in.Valid&(fuse.FATTR_SIZE|fuse.FATTR_FH) == fuse.FATTR_SIZE|fuse.FATTR_FH && in.Valid&^ftruncate == 0 {
+			return 0
+		}
 		return syscall.EPERM
 	}
 	if fl&item.InodeAppend != 0 {
