@@ -41,6 +41,10 @@ mkdir id; touch id/in; chattr +i id; touch id/new; echo "create in +i dir: $?"; 
 mkdir ad; touch ad/in; chattr +a ad; touch ad/new; echo "create in +a dir: $?"; rm -f ad/in; echo "rm in +a dir: $?"; chattr -a ad
 echo x > s; chattr +dSA s; lsattr -d s; chattr -dSA s; lsattr -d s
 mkdir ds; chattr +D ds; echo "+D: $?"; lsattr -d ds
+echo data > cs; echo x > ci; xfs_io -c "chattr +i" -c "copy_range -l 4 cs" -c "falloc -k 0 4k" -c "falloc 0 8k" ci; chattr -i ci
+echo x > ca; xfs_io -a -c "chattr +a" -c "falloc -k 0 4k" -c "falloc 0 8k" -c "copy_range -l 4 cs" ca; chattr -a ca; lsattr -d ca
+echo x > wi; xfs_io -c "chattr +i" -c "pwrite -q 0 4" -c "truncate 2" -c "chattr -i" wi; wc -c < wi
+touch ct; c1=$(stat -c %z ct); sleep 0.05; chattr +A ct; chattr -A ct; [ "$(stat -c %z ct)" != "$c1" ] && echo "chattr sets ctime"
 `
 
 // TestChattrLikeKernel: chattr/lsattr through FS_IOC_GETFLAGS/SETFLAGS:
@@ -48,9 +52,9 @@ mkdir ds; chattr +D ds; echo "+D: $?"; lsattr -d ds
 // the flags on disk are the kernel's (a kernel mount of our image shows
 // the same lsattr).
 func TestChattrLikeKernel(t *testing.T) {
-	for _, c := range []string{"chattr", "lsattr", "setfattr", "truncate"} {
+	for _, c := range []string{"chattr", "lsattr", "setfattr", "truncate", "xfs_io"} {
 		if _, err := exec.LookPath(c); err != nil {
-			t.Skipf("%s not installed (e2fsprogs, attr, coreutils)", c)
+			t.Skipf("%s not installed (e2fsprogs, attr, coreutils, xfsprogs)", c)
 		}
 	}
 	run := func(t *testing.T, dir, script string) string {
