@@ -486,7 +486,7 @@ func benchStream(args []string, out io.Writer) error {
 	}
 	ours := func(o fusefs.Options) func(int) (time.Duration, error) {
 		return func(rep int) (time.Duration, error) {
-			mt, mnt, stop, err := e.ours(fmt.Sprintf("ours%d-%v", rep, o.WritebackCache), imgSize, o)
+			mt, mnt, stop, err := e.ours(fmt.Sprintf("ours%d-%v", rep, o.NoWritebackCache), imgSize, o)
 			if err != nil {
 				return 0, err
 			}
@@ -500,8 +500,8 @@ func benchStream(args []string, out io.Writer) error {
 		name string
 		run  func(rep int) (time.Duration, error)
 	}{
-		{"gobtrfs FUSE", ours(fusefs.Options{})},
-		{"gobtrfs FUSE -o writeback_cache", ours(fusefs.Options{WritebackCache: true})},
+		{"gobtrfs FUSE (default: writeback_cache)", ours(fusefs.Options{})},
+		{"gobtrfs FUSE -o no_writeback_cache", ours(fusefs.Options{NoWritebackCache: true})},
 		{"go-fuse loopback over tmpfs", func(rep int) (time.Duration, error) {
 			mnt, err := e.loopback(fmt.Sprintf("loopback%d", rep))
 			if err != nil {

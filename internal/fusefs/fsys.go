@@ -20,6 +20,8 @@ type fsys struct {
 	ids  *inoMap
 	log  *log.Logger
 	opts Options
+	// mountpoint is where the mount is (syncWithKernel opens it).
+	mountpoint string
 
 	// atime is the live access time rule (atimeRule); frozen is set while
 	// a read-write mount is remounted read-only (remount.go).
