@@ -17,8 +17,8 @@ import (
 
 // benchmarks lists the `gobtrfs bench NAME` entries.
 var benchmarks = map[string]benchmark{
-	"sync":      {"seed 002: sync time with many clean cached inodes vs none (ours and kernel btrfs)", benchSync},
-	"stream":    {"seed 001: falloc + 4 KiB pwrite stream vs kernel btrfs and go-fuse loopback; extent sizes", benchStream},
+	"sync":      {"sync time with many clean cached inodes vs none (ours and kernel btrfs)", benchSync},
+	"stream":    {"falloc + 4 KiB pwrite stream vs kernel btrfs and go-fuse loopback; extent sizes", benchStream},
 	"fsync":     {"fsync of a small file with 1 GiB dirty elsewhere, and create+4K write+fsync of 1,000 files, vs kernel btrfs", benchFsync},
 	"commitlat": {"p99 latency of 4 KiB writes while a commit runs every second vs no commits", benchCommitlat},
 	"meta":      {"cp -a of /usr/share/doc, tar -x of a Go source tree, find+stat of it; vs go-fuse loopback and kernel btrfs; peak RSS", benchMeta},

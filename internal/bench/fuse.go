@@ -330,7 +330,7 @@ func benchSync(args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	t := &table{title: fmt.Sprintf("seed 002: sync with %d dirty inodes, %d clean cached inodes vs none (median of %d)",
+	t := &table{title: fmt.Sprintf("sync with %d dirty inodes, %d clean cached inodes vs none (median of %d)",
 		*dirtyN, *clean, *rounds), head: []string{"filesystem", "sync", "0 cached", fmt.Sprintf("%d cached", *clean), "ratio"}}
 
 	// ours
@@ -471,7 +471,7 @@ func benchStream(args []string, out io.Writer) error {
 	defer e.close()
 	n := fmt.Sprintf("%dM", *sizeMiB)
 	bytes := float64(*sizeMiB) * (1 << 20)
-	t := &table{title: fmt.Sprintf(`seed 001: xfs_io -f -c "falloc 0 %s" f; xfs_io -c "pwrite -W -b 4096 0 %s" f`, n, n),
+	t := &table{title: fmt.Sprintf(`4 KiB write stream into a preallocated file: xfs_io -f -c "falloc 0 %s" f; xfs_io -c "pwrite -W -b 4096 0 %s" f`, n, n),
 		head: []string{"target", "pwrite time", "MiB/s", "vs loopback", "vs kernel"}}
 	imgSize := int64(*sizeMiB)<<20*2 + 512<<20
 
