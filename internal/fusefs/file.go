@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"os"
 	"syscall"
-	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -149,7 +148,7 @@ func (n *Node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		return errno
 	}
 	var a fsops.SetAttr
-	now := time.Now()
+	now := now()
 	if m, ok := in.GetMode(); ok {
 		a.Valid |= fsops.SetMode
 		a.Mode = m
@@ -258,7 +257,7 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if n.m.rw == nil {
 			return 0, 0
 		}
-		return 0, n.m.errnoOf("sync", n.id, n.m.rw.syncAll())
+		return 0, n.m.errnoOf("sync", n.id, n.m.rw.syncWithKernel())
 	case gobtrfsIocRemount:
 		if len(input) < 8 {
 			return 0, syscall.EINVAL

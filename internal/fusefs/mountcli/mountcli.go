@@ -52,6 +52,9 @@ another mount, the library's OpenRW) are refused while it is mounted.
        subvolid=ID           mount the subvolume with this ID
        allow_other           let other users in (see /etc/fuse.conf)
        dirty_limit=SIZE      buffered data before writers write back (default 256M)
+       no_writeback_cache    send every write(2) to the daemon instead of
+                             letting the kernel gather them (writeback_cache,
+                             the default of a read-write mount)
        nodatasum             do not verify data checksums (ro); new files
                              without checksums (rw)
        nodatacow             new files NODATACOW (writes in place, as chattr +C)
