@@ -6,11 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/namei"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -74,10 +76,12 @@ func (w *RW) Create(name string) (*RWFile, error) {
 
 // OpenFile opens name as os.OpenFile does, following symlinks: flag is
 // O_RDONLY, O_WRONLY or O_RDWR, or'd with O_CREATE (a missing regular file
-// is made with perm's permission bits), O_EXCL (with O_CREATE: name must
-// not exist), O_TRUNC (a regular file opened for writing is emptied) and
-// O_APPEND (every Write goes to the end of the file). Directories open
-// read-only; other flags are ignored.
+// is made with perm's permission bits; through a dangling symlink, its
+// target; "name/" is EISDIR), O_EXCL (with O_CREATE: name must not exist,
+// not even as a symlink), O_TRUNC (a regular file opened for writing is
+// emptied) and O_APPEND (every Write goes to the end of the file).
+// Directories open read-only and without O_CREATE; other flags are
+// ignored.
 func (w *RW) OpenFile(name string, flag int, perm fs.FileMode) (*RWFile, error) {
 	id, err := w.openFlags(name, flag, perm)
 	if err != nil {
@@ -87,25 +91,57 @@ func (w *RW) OpenFile(name string, flag int, perm fs.FileMode) (*RWFile, error) 
 }
 
 func (w *RW) openFlags(name string, flag int, perm fs.FileMode) (ondisk.InodeRef, error) {
+	for links := 0; ; links++ {
+		id, next, err := w.openStep(name, flag, perm)
+		if next == "" {
+			return id, err
+		}
+		if links >= namei.MaxSymlinks {
+			return id, syscall.ELOOP
+		}
+		name = next // O_CREATE through a dangling symlink: create its target
+	}
+}
+
+// openStep is one try of openFlags: next is the path to try instead when
+// name is a dangling symlink that O_CREATE (without O_EXCL) creates the
+// target of, as open(2) does.
+func (w *RW) openStep(name string, flag int, perm fs.FileMode) (id ondisk.InodeRef, next string, err error) {
 	writable := flag&(os.O_WRONLY|os.O_RDWR) != 0
 	id, x, err := w.lookup(name, true)
 	switch {
 	case errors.Is(err, syscall.ENOENT) && flag&os.O_CREATE != 0:
+		if strings.HasSuffix(name, "/") {
+			return id, "", syscall.EISDIR // open(2): O_CREAT of "name/"
+		}
+		if flag&os.O_EXCL == 0 {
+			if lid, lx, lerr := w.lookup(name, false); lerr == nil && lx.Mode&item.SIFMT == item.SIFLNK {
+				target, rerr := w.f.Readlink(lid)
+				if rerr != nil {
+					return id, "", rerr
+				}
+				if !strings.HasPrefix(target, "/") {
+					target = name[:strings.LastIndex(name, "/")+1] + target
+				}
+				return id, target, nil
+			}
+		}
 		dir, base, perr := w.parent(name)
 		if perr != nil {
-			return id, perr
+			return id, "", perr
 		}
-		return w.f.Create(dir, base, syscall.S_IFREG|uint32(perm.Perm()), 0, 0, 0)
+		id, err = w.f.Create(dir, base, syscall.S_IFREG|uint32(perm.Perm()), 0, 0, 0)
+		return id, "", err
 	case err != nil:
-		return id, err
+		return id, "", err
 	case flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL:
-		return id, syscall.EEXIST
-	case x.Mode&item.SIFMT == item.SIFDIR && writable:
-		return id, syscall.EISDIR
+		return id, "", syscall.EEXIST
+	case x.Mode&item.SIFMT == item.SIFDIR && (writable || flag&os.O_CREATE != 0):
+		return id, "", syscall.EISDIR
 	case writable && flag&os.O_TRUNC != 0 && x.Mode&item.SIFMT == item.SIFREG && x.Size > 0:
 		_, err = w.f.Setattr(id, fsops.SetAttr{Valid: fsops.SetSize, Size: 0})
 	}
-	return id, err
+	return id, "", err
 }
 
 // errIfClosed returns the error of op after Close, else nil.

@@ -250,3 +250,71 @@ func TestRWClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestRWOpenFileLikeOS: RW.OpenFile answers O_CREATE through a dangling
+// symlink, O_CREATE of "name/" and O_CREATE of a directory as
+// os.OpenFile does on Linux (the same error, the same file made).
+func TestRWOpenFileLikeOS(t *testing.T) {
+	img := newImage(t)
+	w, err := gobtrfs.OpenRW(img, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.Mkdir("/d", 0o755))
+	must(os.Mkdir(dir+"/d", 0o755))
+	must(w.Symlink("/d/abs-target", "/abs"))
+	must(os.Symlink(dir+"/d/abs-target", dir+"/abs"))
+	must(w.Symlink("rel-target", "/d/rel"))
+	must(os.Symlink("rel-target", dir+"/d/rel"))
+	must(w.Symlink("loop", "/loop"))
+	must(os.Symlink("loop", dir+"/loop"))
+	errno := func(err error) error {
+		var e syscall.Errno
+		if errors.As(err, &e) {
+			return e
+		}
+		return err
+	}
+	for _, c := range []struct {
+		name    string
+		flag    int
+		created string // the file that must exist afterwards
+	}{
+		{"/abs", os.O_WRONLY | os.O_CREATE, "/d/abs-target"},
+		{"/d/rel", os.O_RDWR | os.O_CREATE, "/d/rel-target"},
+		{"/abs", os.O_WRONLY | os.O_CREATE | os.O_EXCL, ""},
+		{"/loop", os.O_WRONLY | os.O_CREATE, ""},
+		{"/new/", os.O_WRONLY | os.O_CREATE, ""},
+		{"/d", os.O_RDONLY | os.O_CREATE, ""},
+	} {
+		f, rwErr := w.OpenFile(c.name, c.flag, 0o640)
+		if f != nil {
+			f.Close()
+		}
+		g, osErr := os.OpenFile(dir+c.name, c.flag, 0o640)
+		if g != nil {
+			g.Close()
+		}
+		if errno(rwErr) != errno(osErr) {
+			t.Errorf("OpenFile(%q, %#x): RW: %v; os: %v", c.name, c.flag, rwErr, osErr)
+		}
+		if c.created != "" {
+			_, osStat := os.Lstat(dir + c.created)
+			fi, rwStat := w.Lstat(c.created)
+			if osStat != nil || rwStat != nil || !fi.Mode().IsRegular() {
+				t.Errorf("OpenFile(%q, %#x) made %s? RW: %v, %v; os: %v", c.name, c.flag, c.created, fi, rwStat, osStat)
+			}
+		}
+		if _, err := w.Lstat("/new"); err == nil {
+			t.Errorf("OpenFile(%q, %#x) made /new", c.name, c.flag)
+		}
+	}
+}

@@ -125,10 +125,9 @@ func (s *scrubber) dataError(r extentRec, logical ondisk.LogicalAddr, m, ncopies
 	case good < 0:
 		e.Uncorrectable = true
 	case s.o.Repair && err == nil:
-		e.Corrected = s.rewrite(c, sector(good), func(b []byte) bool {
+		e.repaired(s.rewrite(logical, c, sector(good), func(b []byte) bool {
 			return s.fi.R.ReadLogical(b, logical, m) == nil && bytes.Equal(s.fi.Csum.Sum(b), want)
-		})
-		e.Uncorrectable = !e.Corrected
+		}))
 	}
 	s.report(e)
 }

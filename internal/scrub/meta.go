@@ -2,6 +2,7 @@ package scrub
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -102,10 +103,9 @@ func (s *scrubber) treeBlock(r extentRec) {
 		case good < 0:
 			e.Uncorrectable = true
 		case s.o.Repair:
-			e.Corrected = s.rewrite(copies[i], bufs[good], func(b []byte) bool {
+			e.repaired(s.rewrite(r.start, copies[i], bufs[good], func(b []byte) bool {
 				return s.fi.R.ReadLogical(b, r.start, i) == nil && s.fi.R.CheckCopy(r.start, b, exp) == nil
-			})
-			e.Uncorrectable = !e.Corrected
+			}))
 		}
 		s.report(e)
 	}
@@ -124,18 +124,38 @@ func metaKind(err error) Kind {
 	return ReadError
 }
 
-// rewrite writes good over copy c and reads it back with check. A copy
-// rebuilt from parity has no place of its own to write.
-func (s *scrubber) rewrite(c volume.Copy, good []byte, check func([]byte) bool) bool {
+// rewrite writes good over copy c of logical and reads it back with
+// check; it returns why the copy is not repaired, or nil. A copy rebuilt
+// from parity has no place of its own to write.
+func (s *scrubber) rewrite(logical ondisk.LogicalAddr, c volume.Copy, good []byte, check func([]byte) bool) error {
 	if len(c.Rebuild) > 0 {
-		return false
+		return errRebuilt
+	}
+	if err := s.repairTarget(logical, c, uint64(len(good))); err != nil {
+		return err
 	}
 	dev, err := s.fi.Devices.Device(c.DevID)
 	if err != nil {
-		return false
+		return err
 	}
 	if _, err := dev.WriteAt(good, int64(c.Physical)); err != nil {
-		return false
+		return fmt.Errorf("not repaired: %w", err)
 	}
-	return check(make([]byte, len(good)))
+	if !check(make([]byte, len(good))) {
+		return errors.New("not repaired: the rewritten copy does not read back good")
+	}
+	return nil
+}
+
+// errRebuilt is rewrite's answer for a copy rebuilt from parity (which has
+// no place of its own): not repaired, nothing to add to the error.
+var errRebuilt = errors.New("the copy is rebuilt from parity")
+
+// repaired records the result of a rewrite in e.
+func (e *Error) repaired(err error) {
+	e.Corrected = err == nil
+	e.Uncorrectable = !e.Corrected
+	if err != nil && err != errRebuilt {
+		e.Err = fmt.Errorf("%w; %v", e.Err, err)
+	}
 }
