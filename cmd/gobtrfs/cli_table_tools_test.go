@@ -44,7 +44,7 @@ func TestCLITableTools(t *testing.T) {
 		row(0, []string{"sub", "list", "-apu", "{img}"}, []string{" parent 5 top level 5 uuid "}, nil),
 		row(0, []string{"subvolume", "show", "{img}", "/sv-ro"}, []string{"\tName: \t\t\tsv-ro\n", "\tFlags: \t\t\treadonly\n"}, nil),
 		row(0, []string{"subvolume", "get-default", "{img}"}, []string{"ID 5 (FS_TREE)\n"}, nil),
-		row(1, []string{"subvolume", "set-default", "{img}", "999"}, nil, []string{"no subvolume 999"}),
+		row(1, []string{"subvolume", "set-default", "{img}", "999"}, nil, []string{"subvolume 999: no such file or directory"}),
 		row(1, []string{"subvolume", "set-default", "{img}", "/d"}, nil, []string{"/d: not a subvolume"}),
 		row(2, []string{"subvolume", "frobnicate", "{img}"}, nil, []string{`unknown command "frobnicate"`}),
 		row(2, []string{"subvolume", "show"}, nil, []string{"need IMAGE"}),

@@ -4,19 +4,15 @@ package main
 // image, with the numbers a kernel mount of it reports (internal/spaceinfo).
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
-	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/spaceinfo"
-	"github.com/gobtrfs/gobtrfs/internal/treelog"
-	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
 func init() { addCommand(newFilesystemCmd) }
@@ -146,7 +142,8 @@ in use.`,
 	}
 }
 
-// setLabel writes label into the superblock of image with a commit.
+// setLabel writes label into the superblock of image with a commit
+// (fsops.SetLabel, the library's).
 func setLabel(image, label string) error {
 	if len(label) >= ondisk.LabelSize {
 		return usageErrorf("label %q is too long (%d bytes; at most %d)", label, len(label), ondisk.LabelSize-1)
@@ -154,32 +151,12 @@ func setLabel(image, label string) error {
 	if err := checkImagePath(image); err != nil {
 		return err
 	}
-	dev, err := blockdev.OpenFile(image, false)
-	if err != nil {
-		return err
-	}
-	defer dev.Close()
-	fi, err := fsinfo.Open(dev, fsinfo.Options{})
+	m, err := openImgFS(image, fsops.Options{})
 	if err != nil {
 		return imageErr(image, err)
 	}
-	e, err := txn.OpenWith(fi, txn.OpenOptions{ReplayLog: treelog.Replay})
-	if err != nil {
-		return fmt.Errorf("%s: %w", image, err)
+	if err := m.fs.SetLabel(label); err != nil {
+		return m.finish(fmt.Errorf("%s: set label: %w", image, err))
 	}
-	h, err := e.Begin()
-	if err != nil {
-		return errors.Join(err, e.Close())
-	}
-	sb := h.Super()
-	clear(sb.Label[:])
-	copy(sb.Label[:], label)
-	err = h.Commit()
-	if cerr := e.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("%s: set label: %w", image, err)
-	}
-	return nil
+	return m.finish(nil)
 }

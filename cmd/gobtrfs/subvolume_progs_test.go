@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -51,6 +52,13 @@ func TestSubvolumeLikeProgs(t *testing.T) {
 	testutil.CheckImage(t, img)
 	if sb := progsOut(t, "inspect-internal", "dump-super", img); !strings.Contains(sb, "DEFAULT_SUBVOL") {
 		t.Errorf("set-default did not set the DEFAULT_SUBVOL incompat flag:\n%s", sb)
+	}
+	// the default entry names the snapshot's ROOT_ITEM key, offset (its
+	// creation transaction) included, as the kernel's ioctl writes it
+	root := progsOut(t, "inspect-internal", "dump-tree", "-t", "root", img)
+	rootKey := regexp.MustCompile(`key \((259 ROOT_ITEM \d+)\) itemoff`).FindStringSubmatch(root)
+	if rootKey == nil || rootKey[1] == "259 ROOT_ITEM 0" || !strings.Contains(root, "location key ("+rootKey[1]+") type DIR\n\t\ttransid 0 data_len 0 name_len 7\n\t\tname: default") {
+		t.Errorf("the default entry does not name the snapshot's ROOT_ITEM key %v:\n%s", rootKey, root)
 	}
 	type view struct{ list, show, getDefault map[string]string }
 	flagSets := []string{"", "-p", "-a", "-o", "-r", "-s", "-u", "-p -u -q -R -c", "-a -p", "-t", "-t -s -p -u"}
