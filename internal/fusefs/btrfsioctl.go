@@ -432,6 +432,8 @@ func (n *Node) subvolCreate(ctx context.Context, cmd uint32, in []byte) syscall.
 			return syscall.EPERM
 		}
 		// the kernel writes the source's delalloc back before snapshotting
+		// (with the pages the kernel holds in writeback cache mode)
+		r.kernelPages()
 		if err := r.flushAll(); err != nil {
 			return n.m.errnoOf("snapshot", src, err)
 		}

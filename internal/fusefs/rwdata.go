@@ -216,6 +216,13 @@ func (r *rwState) syncAll() error {
 // most a few seconds). The syncfs runs in this request's goroutine while
 // others serve the WRITEs.
 func (r *rwState) syncWithKernel() error {
+	r.kernelPages()
+	return r.syncAll()
+}
+
+// kernelPages has the kernel send the pages and times it holds (writeback
+// cache mode; see syncWithKernel) and waits for the WRITEs to stop.
+func (r *rwState) kernelPages() {
 	if r.kernelTimes && r.m.mountpoint != "" {
 		if d, err := os.Open(r.m.mountpoint); err == nil {
 			err = unix.Syncfs(int(d.Fd()))
@@ -226,7 +233,6 @@ func (r *rwState) syncWithKernel() error {
 			r.writesQuiet(50*time.Millisecond, 5*time.Second)
 		}
 	}
-	return r.syncAll()
 }
 
 // writesQuiet waits until no WRITE came for quiet, or for at most limit.
