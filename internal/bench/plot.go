@@ -85,9 +85,9 @@ func rowLabel(r []string, col int) string {
 		if _, ok := parseRatio(r[i]); ok || strings.ContainsAny(r[i], "0123456789") && strings.HasSuffix(r[i], "s") {
 			continue
 		}
-		parts = append(parts, r[i])
+		parts = append(parts, shorten(r[i], 36))
 	}
-	return shorten(strings.Join(parts, " / "), 60)
+	return strings.Join(parts, " / ")
 }
 
 func shorten(s string, n int) string {
