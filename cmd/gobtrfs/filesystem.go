@@ -136,7 +136,7 @@ in use.`,
 				return err
 			}
 			defer im.Close()
-			fmt.Fprintln(c.OutOrStdout(), im.fi.Super.LabelString())
+			fmt.Fprintln(c.OutOrStdout(), quoteName(im.fi.Super.LabelString()))
 			return nil
 		},
 	}

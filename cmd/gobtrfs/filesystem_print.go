@@ -226,7 +226,7 @@ func multipleProfiles(in *spaceinfo.Info) string {
 // printShow prints `btrfs filesystem show` for an unmounted filesystem.
 func printShow(w io.Writer, sb *ondisk.Superblock, in *spaceinfo.Info, u sizeUnits) {
 	if l := sb.LabelString(); l != "" {
-		fmt.Fprintf(w, "Label: '%s' ", l)
+		fmt.Fprintf(w, "Label: '%s' ", quoteLabel(l))
 	} else {
 		fmt.Fprintf(w, "Label: none ")
 	}
@@ -357,4 +357,13 @@ func (t *cellTable) dump(w io.Writer) {
 		b.WriteByte('\n')
 	}
 	io.WriteString(w, b.String())
+}
+
+// quoteLabel is a label as quoteName quotes it, without the $'...' around
+// it where show already puts quotes.
+func quoteLabel(l string) string {
+	if q := quoteName(l); q != l {
+		return strings.TrimSuffix(strings.TrimPrefix(q, "$'"), "'")
+	}
+	return l
 }

@@ -24,14 +24,18 @@ import (
 type destDir struct {
 	fd   int    // O_RDONLY|O_DIRECTORY; -1 in a dry run for a directory not on disk
 	rel  string // path below DESTDIR, "." for DESTDIR
-	path string // DESTDIR/rel, for messages
+	path string // DESTDIR/rel, for messages (names quoted: child)
 }
 
+// child names entry name of d: rel for the *at calls, path for messages
+// and listings, with name quoted as ls quotes it (a name from the image
+// may hold escape sequences or newlines, which must not reach a terminal
+// raw).
 func (d *destDir) child(name string) (rel, path string) {
 	if d.rel == "." {
-		return name, strings.TrimSuffix(d.path, "/") + "/" + name
+		return name, strings.TrimSuffix(d.path, "/") + "/" + quoteName(name)
 	}
-	return d.rel + "/" + name, d.path + "/" + name
+	return d.rel + "/" + name, d.path + "/" + quoteName(name)
 }
 
 // destOpener opens directories below DESTDIR without following symlinks.

@@ -67,7 +67,7 @@ func scrubRun(f *scrubFlags, paths []string, stdout, stderr io.Writer) error {
 	bar := progress.New(stderr, progress.Options{Label: "scrub", Quiet: f.quiet})
 	o := scrub.Options{Repair: f.repair, Progress: bar}
 	if !f.quiet {
-		o.OnError = func(e scrub.Error) { bar.Printf("scrub: %s\n", e) }
+		o.OnError = func(e scrub.Error) { bar.Printf("scrub: %s\n", quoteErrorPaths(e)) }
 	}
 	rep, err := scrub.Run(im.fi, o)
 	bar.Stop()
@@ -100,4 +100,14 @@ func scrubRun(f *scrubFlags, paths []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%d errors left (%s)", left, how)
 	}
 	return nil
+}
+
+// quoteErrorPaths quotes the file paths of e as ls quotes names: they come
+// from the image and may hold escape sequences or newlines.
+func quoteErrorPaths(e scrub.Error) scrub.Error {
+	e.Files = append([]scrub.FileRef(nil), e.Files...)
+	for i := range e.Files {
+		e.Files[i].Path = quoteName(e.Files[i].Path)
+	}
+	return e
 }

@@ -108,3 +108,26 @@ func fsRootCopy(t *testing.T, img string) ondisk.PhysicalAddr {
 	}
 	return copies[0].Physical
 }
+
+// TestScrubQuotesNames: scrub names the files of a bad sector; a name
+// holding escape sequences or a newline is printed quoted, as ls does.
+func TestScrubQuotesNames(t *testing.T) {
+	testutil.NeedProgs(t)
+	src := t.TempDir()
+	const evil = "evil\x1b]0;owned\x07\nfake line"
+	data := bytes.Repeat([]byte("scrub-quote-victim-0123456789"), 512)
+	os.WriteFile(filepath.Join(src, evil), data, 0o644)
+	img := filepath.Join(t.TempDir(), "q.img")
+	testutil.MkfsRootdir(t, src, img, 128<<20)
+	raw, _ := os.ReadFile(img)
+	at := bytes.Index(raw, data[:4096])
+	if at < 0 {
+		t.Fatal("the file's data is not in the image")
+	}
+	flipByte(t, img, int64(at)+11)
+	rc, _, errs := runCLIProc(t, "scrub", img)
+	if rc != 1 || !strings.Contains(errs, `file $'/evil\x1b]0;owned\x07\nfake line' (subvol 5`) ||
+		strings.ContainsAny(errs, "\x1b\x07") || strings.Contains(errs, "\nfake line") {
+		t.Fatalf("scrub: exit %d, stderr:\n%q", rc, errs)
+	}
+}

@@ -81,7 +81,7 @@ func subvolList(f *subvolListFlags, image string, w, stderr io.Writer) error {
 		if f.all && s.ParentID != 5 {
 			p = path.Join("<FS_TREE>", p)
 		}
-		cols := f.columns(&s, p)
+		cols := f.columns(&s, quoteName(p))
 		if f.table {
 			if !header {
 				printSubvolTableHead(w, cols)

@@ -66,13 +66,13 @@ func subvolShow(img *rdImageFlags, image, p string, w, stderr io.Writer) error {
 		name = "<FS_TREE>"
 		fmt.Fprintln(w, "/")
 	} else {
-		fmt.Fprintln(w, s.Path)
+		fmt.Fprintln(w, quoteName(s.Path))
 	}
 	flags := "-"
 	if s.ReadOnly {
 		flags = "readonly"
 	}
-	fmt.Fprintf(w, "\tName: \t\t\t%s\n", name)
+	fmt.Fprintf(w, "\tName: \t\t\t%s\n", quoteName(name))
 	fmt.Fprintf(w, "\tUUID: \t\t\t%s\n", s.UUID)
 	fmt.Fprintf(w, "\tParent UUID: \t\t%s\n", s.ParentUUID)
 	fmt.Fprintf(w, "\tReceived UUID: \t\t%s\n", s.ReceivedUUID)
@@ -92,7 +92,7 @@ func subvolShow(img *rdImageFlags, image, p string, w, stderr io.Writer) error {
 	if s.UUID != (gobtrfs.UUID{}) {
 		for _, o := range subs {
 			if o.ParentUUID == s.UUID {
-				fmt.Fprintf(w, "\t\t\t\t%s\n", o.Path)
+				fmt.Fprintf(w, "\t\t\t\t%s\n", quoteName(o.Path))
 			}
 		}
 	}
@@ -121,7 +121,7 @@ func subvolGetDefault(img *rdImageFlags, image string, w, stderr io.Writer) erro
 	}
 	for _, s := range subs {
 		if s.ID == id {
-			fmt.Fprintf(w, "ID %d gen %d top level %d path %s\n", s.ID, s.Generation, s.ParentID, s.Path)
+			fmt.Fprintf(w, "ID %d gen %d top level %d path %s\n", s.ID, s.Generation, s.ParentID, quoteName(s.Path))
 			return nil
 		}
 	}

@@ -270,16 +270,16 @@ func (n *Node) subvolGetflags(out []byte) syscall.Errno {
 // subvolSetflags is BTRFS_IOC_SUBVOL_SETFLAGS: read-only on or off.
 // mirrors btrfs_ioctl_subvol_setflags
 func (n *Node) subvolSetflags(ctx context.Context, in []byte) syscall.Errno {
-	r, errno := n.writable()
-	if errno != 0 {
-		return errno
-	}
 	a, err := n.m.getattr(n.id)
 	if err != nil {
 		return n.m.errnoOf("subvolume flags", n.id, err)
 	}
 	if !n.ownerOrCapable(ctx, &a) {
-		return syscall.EPERM
+		return syscall.EPERM // before EROFS, as the kernel checks
+	}
+	r, errno := n.writable()
+	if errno != 0 {
+		return errno
 	}
 	if errno := n.subvolRoot(); errno != 0 {
 		return errno
@@ -379,6 +379,20 @@ func volName(b []byte) (string, syscall.Errno) {
 		return "", syscall.ENAMETOOLONG
 	}
 	return name, 0
+}
+
+// destroyName is volName for SNAP_DESTROY, whose answers for the special
+// names differ from create's: ".." is EINVAL (btrfs_ioctl_snap_destroy
+// refuses it before the lookup), "." EACCES (the lookup's).
+func destroyName(b []byte) (string, syscall.Errno) {
+	name, errno := volName(b)
+	if errno == syscall.EEXIST {
+		if bytes.HasPrefix(b, []byte("..\x00")) {
+			return "", syscall.EINVAL
+		}
+		return "", syscall.EACCES
+	}
+	return name, errno
 }
 
 // subvolCreate is SUBVOL_CREATE(_V2) and SNAP_CREATE(_V2): a new subvolume
@@ -485,7 +499,7 @@ func (n *Node) subvolDestroy(ctx context.Context, cmd uint32, in []byte) syscall
 		if cmd == btrfsIocSnapDestroyV2 {
 			nameOff = volArgsV2Name
 		}
-		nm, errno := volName(in[nameOff:volArgsSize])
+		nm, errno := destroyName(in[nameOff:volArgsSize])
 		if errno != 0 {
 			return errno
 		}

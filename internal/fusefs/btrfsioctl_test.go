@@ -142,6 +142,12 @@ func btrfsIoctlReport(t *testing.T, dir string) string {
 	say("destroy snap1: %s", btrfsIoctlAt(dir, btrfsIocSnapDestroy, volArgs(false, 0, 0, "snap1")))
 	say("destroy d (not a subvolume): %s", btrfsIoctlAt(dir, btrfsIocSnapDestroy, volArgs(false, 0, 0, "d")))
 	say("destroy missing: %s", btrfsIoctlAt(dir, btrfsIocSnapDestroyV2, volArgs(true, 0, 0, "nothing")))
+	for _, name := range []string{"", ".", "..", "sv1/x", "d/../sv1"} {
+		say("destroy %q: %s", name, btrfsIoctlAt(dir, btrfsIocSnapDestroy, volArgs(false, 0, 0, name)))
+	}
+	top := volArgs(true, 0, subvolSpecByID, "")
+	binary.NativeEndian.PutUint64(top[volArgsV2Name:], 5)
+	say("destroy id 5 (top level): %s", btrfsIoctlAt(dir, btrfsIocSnapDestroyV2, top))
 	id := u64FromLookup(p("d/snap2"))
 	byID := volArgs(true, 0, subvolSpecByID, "")
 	binary.NativeEndian.PutUint64(byID[volArgsV2Name:], id)
