@@ -129,6 +129,9 @@ func (n *Node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size u
 		// vfs_fallocate's IS_IMMUTABLE / IS_APPEND checks (iflags.go)
 		errno = n.m.flagPerm(n.id, mode&^fallocKeepSize != 0)
 	}
+	if errno == 0 {
+		errno = n.dropSgid(ctx, r) // killpriv.go
+	}
 	if errno != 0 {
 		return errno
 	}
