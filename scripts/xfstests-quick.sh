@@ -7,7 +7,7 @@
 # usage: XFSTESTS_DIR=/path/to/built/xfstests scripts/xfstests-quick.sh [OUTDIR]
 #   (xfstests: `fetch github:kdave/xfstests`, then `make` in it; the packages it needs are listed in the
 #   header of xfstests.sh)
-# Environment: CHUNK (tests per chunk, default 40), TEST_TIMEOUT (per test, default 90 s; generic/127
+# Environment: CHUNK (tests per chunk, default 40), TEST_TIMEOUT (per test, default 150 s; generic/127
 #   needs ~300 s on a loaded 2-core machine, kernel btrfs too), LIST (default scripts/xfstests-quick.list),
 #   RUNNER (default ../shared/tools/xfstests.sh), SUBTYPE (default gobtrfs_quick).
 # Each chunk writes OUTDIR/cNN/summary.txt (per-test lines) and OUTDIR/cNN/results; a chunk whose
@@ -28,7 +28,7 @@ OUT=${1:-/tmp/xfstests-quick}
 LIST=${LIST:-$SRC/scripts/xfstests-quick.list}
 RUNNER=${RUNNER:-$SRC/../shared/tools/xfstests.sh}
 N=${CHUNK:-40}
-export TEST_TIMEOUT=${TEST_TIMEOUT:-90} SUBTYPE=${SUBTYPE:-gobtrfs_quick}
+export TEST_TIMEOUT=${TEST_TIMEOUT:-150} SUBTYPE=${SUBTYPE:-gobtrfs_quick}
 : "${XFSTESTS_DIR:?set XFSTESTS_DIR to a built xfstests work tree}"
 export XFSTESTS_DIR
 mkdir -p "$OUT"

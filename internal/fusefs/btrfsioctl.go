@@ -545,20 +545,19 @@ func (r *rwState) subvolInUse(id ondisk.ObjectID) bool {
 // FUSE_ROOT_ID), so this works for a directory the kernel may not hold
 // (ENOENT then, ignored).
 func (m *fsys) changedEntry(dir ondisk.InodeRef, name string) {
-	if m.server == nil {
-		return
+	if srv := m.server.Load(); srv != nil {
+		node := m.nodeID(dir)
+		srv.EntryNotify(node, name)
+		srv.InodeNotify(node, 0, 0)
 	}
-	node := m.nodeID(dir)
-	m.server.EntryNotify(node, name)
-	m.server.InodeNotify(node, 0, 0)
 }
 
 // changedAttr drops the kernel's cached attributes of id (an ioctl changed
 // them: the kernel's FUSE does not refresh them after FS_IOC_SETFLAGS);
 // its page cache stays.
 func (m *fsys) changedAttr(id ondisk.InodeRef) {
-	if m.server != nil {
-		m.server.InodeNotify(m.nodeID(id), -1, 0)
+	if srv := m.server.Load(); srv != nil {
+		srv.InodeNotify(m.nodeID(id), -1, 0)
 	}
 }
 

@@ -132,6 +132,9 @@ func (n *Node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size u
 		// vfs_fallocate's IS_IMMUTABLE / IS_APPEND checks (iflags.go)
 		errno = n.m.flagPerm(n.id, mode&^fallocKeepSize != 0)
 	}
+	if errno == 0 {
+		errno = n.dropSgid(ctx, r) // fallocsgid.go
+	}
 	if errno != 0 {
 		return errno
 	}
@@ -201,6 +204,9 @@ func (n *Node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint
 	dst, ok := out.Operations().(*Node)
 	if !ok || flags != 0 {
 		return 0, syscall.EINVAL
+	}
+	if errno := dst.dropSgid(ctx, r); errno != 0 { // fallocsgid.go
+		return 0, errno
 	}
 	if errno := n.m.flagPerm(dst.id, false); errno != 0 {
 		return 0, errno // generic_copy_file_checks: IS_IMMUTABLE(inode_out) (generic/553)

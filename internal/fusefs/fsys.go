@@ -25,11 +25,11 @@ type fsys struct {
 	atime  atomic.Uint32
 	frozen atomic.Bool
 
-	// mountpoint, its st_dev once known, and the server (btrfsioctl.go;
-	// syncWithKernel opens the mount point)
+	// mountpoint, its st_dev once known, and the server once mounted
+	// (btrfsioctl.go; syncWithKernel opens the mount point)
 	mountpoint string
 	dev        atomic.Uint64
-	server     *fuse.Server
+	server     atomic.Pointer[fuse.Server]
 }
 
 // nameMax is the longest name btrfs stores (BTRFS_NAME_LEN).

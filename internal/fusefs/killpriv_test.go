@@ -52,6 +52,11 @@ func killPrivReport(t *testing.T, dir string) string {
 		{"chown-root", 0o775 | os.ModeSetuid | os.ModeSetgid, false, "chown 65534:65534 F"},
 		{"chown-root-no-gx", 0o765 | os.ModeSetuid | os.ModeSetgid, false, "chown 65534:65534 F"},
 		{"second-write-nobody", 0o775, true, "printf x >> F; chmod u+s,g+s F; printf x >> F"},
+		{"falloc-nobody", 0o775 | os.ModeSetuid | os.ModeSetgid, true, "xfs_io -c 'falloc 0 64k' F"},
+		{"copy-range-nobody", 0o775 | os.ModeSetuid | os.ModeSetgid, true, "xfs_io -c 'copy_range -l 4 src' F"},
+	}
+	if err := os.WriteFile(filepath.Join(dir, "src"), []byte("source\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for _, c := range cases {
 		p := filepath.Join(dir, c.name)

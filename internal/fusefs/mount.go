@@ -90,6 +90,9 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 	}
 	root := &Node{m: m, id: rootID}
 	st := m.stableAttr(rootID, &ra)
+	if a, err := filepath.Abs(mountpoint); err == nil {
+		m.mountpoint = a
+	}
 	before := mountsBefore(mountpoint)
 	mt.server, err = mountFS(mountpoint, root, mt.fsOptions(&o, st))
 	if err != nil {
@@ -97,10 +100,7 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 		mt.closeBackend()
 		return nil, fmt.Errorf("mount %s on %s: %w", image, mountpoint, err)
 	}
-	m.server = mt.server
-	if a, err := filepath.Abs(mountpoint); err == nil {
-		m.mountpoint = a
-	}
+	m.server.Store(mt.server)
 	return mt, nil
 }
 
