@@ -26,7 +26,8 @@ import (
 // RemoveAll) is not atomic: another goroutine's change may land between
 // its steps, as on a mounted filesystem.
 type RW struct {
-	f *fsops.FS
+	f  *fsops.FS
+	wb *writeBuf // consecutive WriteAt calls gathered (rw_writebuf.go)
 }
 
 // RWOptions tune OpenRW.
@@ -57,14 +58,26 @@ func OpenRW(path string, opts *RWOptions) (*RW, error) {
 	if opts.CommitInterval > 0 {
 		f.StartCommitTimer(opts.CommitInterval)
 	}
-	return &RW{f: f}, nil
+	return &RW{f: f, wb: &writeBuf{}}, nil
 }
 
 // Commit makes every change so far durable.
-func (w *RW) Commit() error { return w.f.Commit() }
+func (w *RW) Commit() error {
+	if err := w.settle(); err != nil {
+		return err
+	}
+	return w.f.Commit()
+}
 
 // Close commits and closes the image.
-func (w *RW) Close() error { return w.f.Close() }
+func (w *RW) Close() error {
+	err := w.settle()
+	w.wb.data = nil
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 func pathError(op, name string, err error) error {
 	return &fs.PathError{Op: op, Path: name, Err: err}
@@ -72,11 +85,17 @@ func pathError(op, name string, err error) error {
 
 // parent resolves the directory holding name and returns the last component.
 func (w *RW) parent(name string) (ondisk.InodeRef, string, error) {
+	if err := w.settle(); err != nil {
+		return ondisk.InodeRef{}, "", err
+	}
 	return w.f.ResolveParent(name)
 }
 
 // lookup resolves name (paths are walked by internal/namei's rules).
 func (w *RW) lookup(name string, follow bool) (ondisk.InodeRef, item.InodeItem, error) {
+	if err := w.settle(); err != nil {
+		return ondisk.InodeRef{}, item.InodeItem{}, err
+	}
 	return w.f.Resolve(name, follow)
 }
 
@@ -147,14 +166,30 @@ func (w *RW) openFile(name string, perm fs.FileMode, truncate bool) (ondisk.Inod
 	return id, err
 }
 
-// WriteAt writes data at off in the regular file name, creating it (0644) if missing.
+// WriteAt writes data at off in the regular file name, creating it (0644)
+// if missing. A small write that continues the previous one to the same
+// file is gathered with it in memory (rw_writebuf.go) and written by a
+// later call: the next write elsewhere, any other operation, Commit,
+// Fsync or Close, which return its error if that write fails.
 func (w *RW) WriteAt(name string, data []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, pathError("write", name, syscall.EINVAL)
 	}
+	if ok, err := w.bufferedWrite(name, nil, data, off); ok || err != nil {
+		if err != nil {
+			return 0, err
+		}
+		return len(data), nil
+	}
 	id, err := w.openFile(name, 0o644, false)
 	if err != nil {
 		return 0, pathError("write", name, err)
+	}
+	if ok, err := w.bufferedWrite(name, &id, data, off); ok || err != nil {
+		if err != nil {
+			return 0, err
+		}
+		return len(data), nil
 	}
 	n, err := w.f.WriteAt(id, uint64(off), data)
 	if err != nil {

@@ -144,12 +144,14 @@ func (w *RW) openStep(name string, flag int, perm fs.FileMode) (id ondisk.InodeR
 	return id, "", err
 }
 
-// errIfClosed returns the error of op after Close, else nil.
-func (f *RWFile) errIfClosed(op string) error {
+// ready fails on a closed file, and writes out what RW.WriteAt gathered.
+func (f *RWFile) ready(op string) error {
 	if f.closed.Load() {
 		return pathError(op, f.name, fs.ErrClosed)
 	}
-	return nil
+	// What RW.WriteAt gathered goes out first, so this file sees it and
+	// its writes land after it.
+	return f.w.settle()
 }
 
 func (f *RWFile) canRead() bool  { return f.flag&os.O_WRONLY == 0 }
@@ -160,7 +162,7 @@ func (f *RWFile) Name() string { return f.name }
 
 // Stat returns the file's current FileInfo; Sys() is a *Stat.
 func (f *RWFile) Stat() (fs.FileInfo, error) {
-	if err := f.errIfClosed("stat"); err != nil {
+	if err := f.ready("stat"); err != nil {
 		return nil, err
 	}
 	x, err := f.w.f.Stat(f.id)
@@ -173,7 +175,7 @@ func (f *RWFile) Stat() (fs.FileInfo, error) {
 // ReadAt reads len(p) bytes at off; at end of file it returns io.EOF with
 // the bytes read.
 func (f *RWFile) ReadAt(p []byte, off int64) (int, error) {
-	if err := f.errIfClosed("read"); err != nil {
+	if err := f.ready("read"); err != nil {
 		return 0, err
 	}
 	if !f.canRead() {
@@ -198,7 +200,7 @@ func (f *RWFile) Read(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(p) == 0 {
-		return 0, f.errIfClosed("read")
+		return 0, f.ready("read")
 	}
 	if len(p) < readAheadSize && f.canRead() && !f.closed.Load() {
 		if n, ok := f.readAhead(p); ok {
@@ -219,6 +221,9 @@ func (f *RWFile) Read(p []byte) (int, error) {
 // The version is read before the data, so a change in between only makes
 // the next call refill.
 func (f *RWFile) readAhead(p []byte) (int, bool) {
+	if f.w.settle() != nil {
+		return 0, false // ReadAt reports it
+	}
 	x, err := f.w.f.Stat(f.id)
 	if err != nil || x.Mode&item.SIFMT != item.SIFREG || f.off >= int64(x.Size) {
 		return 0, false
@@ -245,7 +250,7 @@ func (f *RWFile) WriteAt(p []byte, off int64) (int, error) {
 }
 
 func (f *RWFile) writeAt(p []byte, off int64) (int, error) {
-	if err := f.errIfClosed("write"); err != nil {
+	if err := f.ready("write"); err != nil {
 		return 0, err
 	}
 	if !f.canWrite() {
@@ -290,7 +295,7 @@ func (f *RWFile) WriteString(s string) (int, error) { return f.Write([]byte(s)) 
 func (f *RWFile) Seek(offset int64, whence int) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.errIfClosed("seek"); err != nil {
+	if err := f.ready("seek"); err != nil {
 		return 0, err
 	}
 	var pos int64
@@ -326,7 +331,7 @@ func (f *RWFile) Seek(offset int64, whence int) (int64, error) {
 
 // Truncate changes the file's size (a regular file opened for writing).
 func (f *RWFile) Truncate(size int64) error {
-	if err := f.errIfClosed("truncate"); err != nil {
+	if err := f.ready("truncate"); err != nil {
 		return err
 	}
 	if !f.canWrite() {
@@ -344,7 +349,7 @@ func (f *RWFile) Truncate(size int64) error {
 // Sync makes the file durable as RW.Fsync does (through the log tree
 // where it can, else with a commit).
 func (f *RWFile) Sync() error {
-	if err := f.errIfClosed("sync"); err != nil {
+	if err := f.ready("sync"); err != nil {
 		return err
 	}
 	if err := f.w.f.Fsync(f.id); err != nil {
@@ -369,7 +374,7 @@ func (f *RWFile) Close() error {
 func (f *RWFile) ReadDir(n int) ([]fs.DirEntry, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.errIfClosed("readdir"); err != nil {
+	if err := f.ready("readdir"); err != nil {
 		return nil, err
 	}
 	if !f.dirRead {

@@ -38,12 +38,12 @@ func catRun(img *rdImageFlags, pos []string, stdout, stderr io.Writer) error {
 	for _, p := range pos[1:] {
 		f, err := fsys.OpenFile(rdFSPath(p))
 		if err != nil {
-			return err
+			return rdPathErr(pos[0], p, err)
 		}
 		_, err = io.CopyBuffer(struct{ io.Writer }{stdout}, f, buf) // our 1 MiB reads, not ReadFrom's 32 KiB
 		f.Close()
 		if err != nil {
-			return err
+			return rdPathErr(pos[0], p, err)
 		}
 	}
 	return nil

@@ -36,12 +36,6 @@ var (
 	usageText = map[string]string{}
 )
 
-// legacySubcommands lists the subcommands of a legacy command, so that
-// unique prefixes of them are expanded as for cobra's commands.
-var legacySubcommands = map[string][]string{
-	"subvolume": {"create", "snapshot", "delete", "list", "show", "get-default", "set-default"},
-}
-
 // version is set at link time (-ldflags "-X main.version=v1.2.3"); else the
 // module version go install recorded, else "devel".
 var version = ""
@@ -94,6 +88,9 @@ command names are accepted (gobtrfs insp dump-t IMAGE).`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// GNU and btrfs-progs say options, not flags
+	root.SetUsageTemplate(strings.NewReplacer("Global Flags:", "Global Options:", "Flags:", "Options:",
+		`"{{.CommandPath}} [command] --help"`, `"{{.CommandPath}} COMMAND --help"`).Replace(root.UsageTemplate()))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	for _, ctor := range commandCtors {
 		root.AddCommand(ctor())
@@ -108,7 +105,7 @@ command names are accepted (gobtrfs insp dump-t IMAGE).`,
 			continue // already on cobra
 		}
 		short, _, _ := strings.Cut(usageText[n], ": ")
-		root.AddCommand(legacyCommand(n, short, commands[n], legacySubcommands[n]))
+		root.AddCommand(legacyCommand(n, short, commands[n]))
 	}
 	finishTree(root)
 	return root
@@ -167,6 +164,9 @@ func runCommand(c *cobra.Command, args []string, stdout, stderr io.Writer) error
 
 // suggest is cobra's "did you mean" for an unknown command name.
 func suggest(c *cobra.Command, name string) string {
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
 	s := c.SuggestionsFor(name)
 	if len(s) == 0 {
 		return ""
@@ -211,18 +211,15 @@ func newGroupCmd(use, short string, subs ...*cobra.Command) *cobra.Command {
 // legacyCommand wraps a command written against Go's flag package: it
 // parses its own arguments; -h is exit status 0 and a flag error a usage
 // error.
-func legacyCommand(name, short string, fn func([]string) error, subs []string) *cobra.Command {
+func legacyCommand(name, short string, fn func([]string) error) *cobra.Command {
 	c := &cobra.Command{
 		Use:                name + " [ARGS...]",
 		Short:              short,
 		DisableFlagParsing: true,
 		RunE: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 && len(subs) > 0 {
-				args[0] = expandPrefix(args[0], subs)
-			}
 			err := fn(args)
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
+			if errors.Is(err, flag.ErrHelp) || len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+				return nil // help was asked for and printed
 			}
 			if err != nil && isFlagPkgError(err) {
 				return usageError{err}
@@ -232,26 +229,6 @@ func legacyCommand(name, short string, fn func([]string) error, subs []string) *
 	}
 	c.SetHelpFunc(func(_ *cobra.Command, _ []string) { fn([]string{"-h"}) })
 	return c
-}
-
-// expandPrefix turns a unique prefix of one of names into that name.
-func expandPrefix(s string, names []string) string {
-	match := ""
-	for _, n := range names {
-		if n == s {
-			return s
-		}
-		if strings.HasPrefix(n, s) {
-			if match != "" {
-				return s
-			}
-			match = n
-		}
-	}
-	if match == "" {
-		return s
-	}
-	return match
 }
 
 // isFlagPkgError tells the errors of Go's flag package from a command's.

@@ -4,19 +4,15 @@ package main
 // image, with the numbers a kernel mount of it reports (internal/spaceinfo).
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gobtrfs/gobtrfs/internal/blockdev"
-	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/spaceinfo"
-	"github.com/gobtrfs/gobtrfs/internal/treelog"
-	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
 func init() { addCommand(newFilesystemCmd) }
@@ -98,15 +94,18 @@ reserve, as btrfs filesystem df prints them for a mount of IMAGE.`,
 }
 
 func newFsUsageCmd() *cobra.Command {
-	return fsCmd("usage [options] IMAGE", "space overall and per device (btrfs filesystem usage)",
+	var tabular bool
+	c := fsCmd("usage [options] IMAGE", "space overall and per device (btrfs filesystem usage)",
 		`Device size, allocation, use, free space estimates (and what statfs, df,
 would say on a mount), ratios and the global reserve, then each block group
 type with what it takes on each device, as btrfs filesystem usage prints
 them for a mount of IMAGE.`,
 		func(_ *fsImage, in *spaceinfo.Info, u sizeUnits, w io.Writer) error {
-			printUsage(w, in, u)
+			printUsage(w, in, u, tabular)
 			return nil
 		})
+	c.Flags().BoolVarP(&tabular, "tabular", "T", false, "show the per-device part as a table")
+	return c
 }
 
 func newFsShowCmd() *cobra.Command {
@@ -143,37 +142,21 @@ in use.`,
 	}
 }
 
-// setLabel writes label into the superblock of image with a commit.
+// setLabel writes label into the superblock of image with a commit
+// (fsops.SetLabel, the library's).
 func setLabel(image, label string) error {
 	if len(label) >= ondisk.LabelSize {
 		return usageErrorf("label %q is too long (%d bytes; at most %d)", label, len(label), ondisk.LabelSize-1)
 	}
-	dev, err := blockdev.OpenFile(image, false)
-	if err != nil {
+	if err := checkImagePath(image); err != nil {
 		return err
 	}
-	defer dev.Close()
-	fi, err := fsinfo.Open(dev, fsinfo.Options{})
+	m, err := openImgFS(image, fsops.Options{})
 	if err != nil {
-		return fmt.Errorf("%s: %w", image, err)
+		return imageErr(image, err)
 	}
-	e, err := txn.OpenWith(fi, txn.OpenOptions{ReplayLog: treelog.Replay})
-	if err != nil {
-		return fmt.Errorf("%s: %w", image, err)
+	if err := m.fs.SetLabel(label); err != nil {
+		return m.finish(fmt.Errorf("%s: set label: %w", image, err))
 	}
-	h, err := e.Begin()
-	if err != nil {
-		return errors.Join(err, e.Close())
-	}
-	sb := h.Super()
-	clear(sb.Label[:])
-	copy(sb.Label[:], label)
-	err = h.Commit()
-	if cerr := e.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("%s: set label: %w", image, err)
-	}
-	return nil
+	return m.finish(nil)
 }

@@ -92,9 +92,10 @@ func sortedSpaces(in *spaceinfo.Info) []spaceinfo.Space {
 	return out
 }
 
-// printUsage prints `btrfs filesystem usage` (the linear layout).
+// printUsage prints `btrfs filesystem usage`: the overall part, then the
+// linear layout, or with tabular (-T) the table.
 // mirrors print_filesystem_usage_overall + _cmd_filesystem_usage_linear
-func printUsage(w io.Writer, in *spaceinfo.Info, u sizeUnits) {
+func printUsage(w io.Writer, in *spaceinfo.Info, u sizeUnits, tabular bool) {
 	var rSize, rSlack, rMissing uint64
 	for _, d := range in.Devices {
 		rSize += d.Size
@@ -167,6 +168,10 @@ func printUsage(w io.Writer, in *spaceinfo.Info, u sizeUnits) {
 		fmt.Fprintf(w, "    Multiple profiles:\t\t%*s\n", width, "no")
 	}
 	fmt.Fprintln(w)
+	if tabular {
+		printUsageTable(w, in, u)
+		return
+	}
 	for _, s := range sortedSpaces(in) {
 		if s.Flags&spaceinfo.GlobalRsvFlag != 0 {
 			continue
@@ -238,6 +243,120 @@ func printShow(w io.Writer, sb *ondisk.Superblock, in *spaceinfo.Info, u sizeUni
 		fmt.Fprintf(w, "\t*** Some devices missing\n")
 	}
 	fmt.Fprintln(w)
+}
+
+// printUsageTable prints the -T table of btrfs filesystem usage: a column
+// per block group type and profile, one row per device, totals and use.
+// mirrors _cmd_filesystem_usage_tabular
+func printUsageTable(w io.Writer, in *spaceinfo.Info, u sizeUnits) {
+	var spaces []spaceinfo.Space
+	for _, s := range sortedSpaces(in) {
+		if s.Flags&spaceinfo.GlobalRsvFlag == 0 {
+			spaces = append(spaces, s)
+		}
+	}
+	const hdr = 3 // rows of header: type, profile, dashes
+	ncols := 5 + len(spaces)
+	unallocCol, totalCol, slackCol := 2+len(spaces), 3+len(spaces), 4+len(spaces)
+	t := newCellTable(ncols, hdr+len(in.Devices)+3)
+	for i, s := range spaces {
+		t.set(2+i, 0, "<"+spaceinfo.TypeName(s.Flags))
+		t.set(2+i, 1, "<"+spaceinfo.ProfileName(s.Flags))
+	}
+	t.set(0, 1, "<Id")
+	t.set(1, 1, "<Path")
+	t.set(unallocCol, 1, "<Unallocated")
+	t.set(totalCol, 1, "<Total")
+	t.set(slackCol, 1, "<Slack")
+	var totUnused, totTotal, totSlack uint64
+	for r, d := range in.Devices {
+		row := hdr + r
+		t.set(0, row, fmt.Sprintf(">%d", d.DevID))
+		t.set(1, row, "<"+d.Path)
+		var alloc uint64
+		for i, s := range spaces {
+			if n := d.ByType[s.Flags]; n > 0 {
+				t.set(2+i, row, ">"+u.size(n))
+				alloc += n
+			} else {
+				t.set(2+i, row, ">-")
+			}
+		}
+		unused := d.Size - min(alloc, d.Size)
+		t.set(unallocCol, row, ">"+u.size(unused))
+		t.set(totalCol, row, ">"+u.size(d.Size))
+		if sl := d.Slack(); sl > 0 {
+			t.set(slackCol, row, ">"+u.size(sl))
+		} else {
+			t.set(slackCol, row, ">-")
+		}
+		totUnused, totTotal, totSlack = totUnused+unused, totTotal+d.Size, totSlack+d.Slack()
+	}
+	for c := 0; c < ncols; c++ {
+		t.set(c, hdr-1, "*-")
+		t.set(c, hdr+len(in.Devices), "*-")
+	}
+	foot := hdr + len(in.Devices) + 1
+	t.set(1, foot, "<Total")
+	t.set(1, foot+1, "<Used")
+	for i, s := range spaces {
+		t.set(2+i, foot, ">"+u.size(s.Total))
+		t.set(2+i, foot+1, ">"+u.size(s.Used))
+	}
+	t.set(unallocCol, foot, ">"+u.size(totUnused))
+	t.set(totalCol, foot, ">"+u.size(totTotal))
+	t.set(slackCol, foot, ">"+u.size(totSlack))
+	t.dump(w)
+}
+
+// cellTable is btrfs-progs' string table: cells starting with '<' are
+// left aligned, '>' right aligned, "*C" filled with C to the column's
+// width; columns are as wide as their widest cell, one space apart.
+// mirrors table_printf / table_dump
+type cellTable struct {
+	ncols int
+	cells [][]string // [row][col]
+}
+
+func newCellTable(ncols, nrows int) *cellTable {
+	t := &cellTable{ncols: ncols, cells: make([][]string, nrows)}
+	for i := range t.cells {
+		t.cells[i] = make([]string, ncols)
+	}
+	return t
+}
+
+func (t *cellTable) set(col, row int, s string) { t.cells[row][col] = s }
+
+func (t *cellTable) dump(w io.Writer) {
+	width := make([]int, t.ncols)
+	for _, row := range t.cells {
+		for c, cell := range row {
+			if n := len(cell) - 1; n > 0 && cell[0] != '*' {
+				width[c] = max(width[c], n)
+			}
+		}
+	}
+	var b strings.Builder
+	for _, row := range t.cells {
+		for c, cell := range row {
+			switch {
+			case cell == "":
+				b.WriteString(strings.Repeat(" ", width[c]))
+			case cell[0] == '*' && len(cell) > 1:
+				b.WriteString(strings.Repeat(cell[1:2], width[c]))
+			case cell[0] == '<':
+				fmt.Fprintf(&b, "%-*s", width[c], cell[1:])
+			default:
+				fmt.Fprintf(&b, "%*s", width[c], cell[1:])
+			}
+			if c != t.ncols-1 {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteByte('\n')
+	}
+	io.WriteString(w, b.String())
 }
 
 // quoteLabel is a label as quoteName quotes it, without the $'...' around

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
@@ -18,14 +19,26 @@ type fsImage struct {
 	devs  []*blockdev.File
 	paths map[ondisk.DevID]string
 	sizes map[ondisk.DevID]uint64
+	// quietFallback drops the readers' "copy 1 bad; using copy 2" notices
+	// (scrub reports every bad copy itself).
+	quietFallback atomic.Bool
 }
 
 // openFSImage opens the filesystem on paths (every device of it).
 func openFSImage(paths []string, write bool, stderr io.Writer) (*fsImage, error) {
 	im := &fsImage{paths: map[ondisk.DevID]string{}, sizes: map[ondisk.DevID]uint64{}}
-	warn := func(msg string) { fmt.Fprintf(stderr, "WARNING: %s\n", msg) }
+	warn := func(msg string) {
+		if im.quietFallback.Load() && strings.Contains(msg, "; using copy ") {
+			return
+		}
+		fmt.Fprintf(stderr, "WARNING: %s\n", msg)
+	}
 	var devs []blockdev.Device
 	for _, p := range paths {
+		if err := checkImagePath(p); err != nil {
+			im.Close()
+			return nil, err
+		}
 		dev, err := blockdev.OpenFile(p, !write)
 		if err != nil {
 			im.Close()
@@ -40,7 +53,7 @@ func openFSImage(paths []string, write bool, stderr io.Writer) (*fsImage, error)
 	fi, err := fsinfo.OpenDevices(devs, fsinfo.Options{ReadOnly: true, Warn: warn, DeviceNames: paths})
 	if err != nil {
 		im.Close()
-		return nil, fmt.Errorf("%s: %w", strings.Join(paths, ", "), err)
+		return nil, imageErr(strings.Join(paths, ", "), err)
 	}
 	im.fi = fi
 	for _, m := range fi.Devices.Members() {

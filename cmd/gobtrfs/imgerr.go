@@ -6,13 +6,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
-)
+	"syscall"
 
-// errNotBtrfs is what the image errors below wrap when no superblock is
-// valid: the file or device holds no btrfs.
-var errNotBtrfs = errors.New("not a btrfs filesystem")
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
+)
 
 // checkImagePath refuses a directory given as an image before anything
 // tries to read it as one.
@@ -23,21 +23,39 @@ func checkImagePath(path string) error {
 	return nil
 }
 
-// imageErr says an open error of the image at path in plain words: "not a
-// btrfs filesystem (no valid superblock)" when no superblock copy is
-// valid, the details after it.
-func imageErr(path string, err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if i := strings.Index(msg, "no valid superblock"); i >= 0 {
-		// the library's ErrNotBtrfs reads "not a btrfs filesystem (no valid superblock): DETAIL"
-		detail := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(msg[i:], "no valid superblock"), ")"), ": ")
-		if detail != "" {
-			detail = "; " + detail
-		}
-		return fmt.Errorf("%s: %w (no valid superblock%s)", path, errNotBtrfs, detail)
+// rdPathErr says in plain words that the image path p (as the user gave
+// it) does not exist or is a directory; other errors (a damaged image)
+// keep their details.
+func rdPathErr(img, p string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such file or directory in %s", p, img)
+	case errors.Is(err, syscall.EISDIR) || strings.HasSuffix(err.Error(), "is a directory"):
+		return fmt.Errorf("%s: is a directory", p)
 	}
 	return err
 }
+
+// imageErr says an open error of the image at path in plain words:
+// "IMAGE: not a btrfs filesystem (no valid superblock): details" when no
+// superblock copy carries the btrfs magic (diskio.ErrNotBtrfs, which the
+// result still matches).
+func imageErr(path string, err error) error {
+	if err == nil || !errors.Is(err, diskio.ErrNotBtrfs) {
+		return err
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, diskio.ErrNotBtrfs.Error()); i >= 0 {
+		msg = msg[i:]
+	}
+	return &plainError{msg: path + ": " + msg, err: err}
+}
+
+// plainError is err said another way.
+type plainError struct {
+	msg string
+	err error
+}
+
+func (e *plainError) Error() string { return e.msg }
+func (e *plainError) Unwrap() error { return e.err }

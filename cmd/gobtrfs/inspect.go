@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gobtrfs/gobtrfs/internal/blockdev"
+	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/print"
@@ -182,6 +183,13 @@ multi-device filesystem) in btrfs-progs v6.2's format.`,
 	fl.BoolVar(&to.HideNames, "hide-names", false, "do not print file names")
 	fl.BoolVar(&to.CsumHeaders, "csum-headers", false, "print the checksums of tree block headers")
 	fl.BoolVar(&to.CsumItems, "csum-items", false, "print the checksums of csum items")
+	c.RegisterFlagCompletionFunc("tree", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		var names []string
+		for _, t := range treeNames {
+			names = append(names, strings.ToLower(t.name))
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
 	return c
 }
 
@@ -211,7 +219,7 @@ func dumpTreeRun(to print.TreeOptions, operands []string, stdout, stderr io.Writ
 	}
 	fs, err := fsinfo.OpenDevices(devs, fsinfo.Options{ReadOnly: true, Warn: warn, DeviceNames: p.operands})
 	if err != nil {
-		if err := imageErr(p.operands[0], err); errors.Is(err, errNotBtrfs) {
+		if err := imageErr(p.operands[0], err); errors.Is(err, diskio.ErrNotBtrfs) {
 			return err
 		}
 		return fmt.Errorf("unable to open %s: %w", strings.Join(p.operands, ", "), err)

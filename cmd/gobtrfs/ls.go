@@ -60,15 +60,15 @@ func lsRun(img *rdImageFlags, lf lsFlags, pos []string, stdout, stderr io.Writer
 		return err
 	}
 	defer fsys.Close()
-	name := "."
+	name, shown := ".", "/"
 	if len(pos) == 2 {
-		name = rdFSPath(pos[1])
+		name, shown = rdFSPath(pos[1]), pos[1]
 	}
 	w := &lsOut{w: bufio.NewWriter(stdout), lf: lf}
 	defer w.w.Flush()
 	fi, err := fsys.Lstat(name)
 	if err != nil {
-		return err
+		return rdPathErr(pos[0], shown, err)
 	}
 	if !fi.IsDir() {
 		row, err := lsRowOf(fsys, name, path.Base(name), fi)

@@ -15,6 +15,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/fsinfo"
 	"github.com/gobtrfs/gobtrfs/internal/mkfs"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/progress"
 )
 
 func init() { addCommand(newMkfsCmd) }
@@ -79,7 +80,7 @@ mkfs.btrfs's, with the same letters.`,
 	fl.StringVar(&a.csumName, "checksum", "", "same as --csum")
 	fl.Lookup("checksum").Hidden = true
 	fl.StringVarP(&a.nodesize, "nodesize", "n", "", "tree block `SIZE`: power of two, sectorsize..64K (default 16K)")
-	fl.StringVarP(&a.sectorsize, "sectorsize", "s", "", "sector `SIZE` (default 4K; Linux mounts only 4K or the page size)")
+	fl.StringVarP(&a.sectorsize, "sectorsize", "s", "", "sector `SIZE` (default 4K; Linux mounts only 4K or the page size); 1M or more is read as -b, its old meaning here, with a warning")
 	fl.StringVarP(&a.cfg.MetadataProfile, "metadata", "m", "", "metadata `PROFILE`: dup (default) or single")
 	fl.StringVarP(&a.cfg.DataProfile, "data", "d", "", "data `PROFILE`: single")
 	addFeature := func(v string) error { a.features = append(a.features, v); return nil }
@@ -92,6 +93,20 @@ mkfs.btrfs's, with the same letters.`,
 	fl.BoolVarP(&a.force, "force", "f", false, "overwrite an existing filesystem")
 	fl.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success but errors and warnings")
 	fl.BoolP("nodiscard", "K", false, "accepted for mkfs.btrfs compatibility (nothing is ever discarded)")
+	fixed := func(vals ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return vals, cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	c.RegisterFlagCompletionFunc("csum", fixed("crc32c", "xxhash", "sha256", "blake2"))
+	c.RegisterFlagCompletionFunc("metadata", fixed("dup", "single"))
+	c.RegisterFlagCompletionFunc("data", fixed("single"))
+	c.RegisterFlagCompletionFunc("features", fixed(append(mkfs.FeatureNames(), "list-all")...))
+	c.RegisterFlagCompletionFunc("runtime-features", fixed("free-space-tree", "quota"))
+	c.RegisterFlagCompletionFunc("compress", fixed("zlib", "lzo", "zstd"))
+	c.RegisterFlagCompletionFunc("rootdir", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return nil, cobra.ShellCompDirectiveFilterDirs
+	})
 	return c
 }
 
@@ -119,7 +134,15 @@ func (a *mkfsArgs) run(out io.Writer) error {
 	if err != nil {
 		return a.sizeErr(err)
 	}
+	var bar *progress.Bar
+	if a.cfg.Rootdir != "" {
+		bar = copyProgress("mkfs --rootdir", a.quiet, a.warn, a.cfg.Rootdir)
+		a.cfg.RootdirProgress = bar
+	}
 	err = mkfs.Make(dev, a.cfg)
+	if bar != nil {
+		bar.Stop()
+	}
 	if cerr := dev.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close %s: %w", a.image, cerr)
 	}

@@ -20,6 +20,7 @@ func init() { addCommand(newPutCmd) }
 
 func newPutCmd() *cobra.Command {
 	var alg string
+	var quiet bool
 	c := &cobra.Command{
 		Use:   "put [-z ALG] IMAGE SRC... DEST",
 		Short: "copy host files and trees into an image",
@@ -27,9 +28,11 @@ func newPutCmd() *cobra.Command {
 nanosecond times, xattrs, hard links, symlinks, fifos, sockets, device
 nodes and holes. When DEST is a directory in the image each SRC is copied
 into it; otherwise the single SRC is copied as DEST. Existing directories
-are merged, existing files replaced.`,
+are merged, existing files replaced. A progress line (entries, bytes,
+rate, time left) is drawn on a terminal; the last line on standard error
+says what was copied.`,
 		Args: operands(3, -1, "need IMAGE, at least one SRC and DEST"),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			a, err := compress.ParseAlg(alg)
 			if err != nil {
 				return usageError{fmt.Errorf("-z: %w", err)}
@@ -45,10 +48,17 @@ are merged, existing files replaced.`,
 			if err != nil {
 				return err
 			}
-			return m.finish(m.put(srcs, dest))
+			bar := copyProgress("put", quiet, c.ErrOrStderr(), srcs...)
+			err = m.finish(m.put(srcs, dest, bar))
+			bar.Stop()
+			if err == nil {
+				copySummary(c.ErrOrStderr(), "put", bar)
+			}
+			return err
 		},
 	}
 	c.Flags().StringVarP(&alg, "compress", "z", "none", "compress new data with `ALG`: zlib, lzo or zstd")
+	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress line")
 	return c
 }
 
@@ -57,8 +67,9 @@ func putMain(args []string, stderr io.Writer) error {
 }
 
 // put copies srcs to dest.
-func (m *imgFS) put(srcs []string, dest string) error {
+func (m *imgFS) put(srcs []string, dest string, prog copyin.Progress) error {
 	c := copyin.New(m.fs)
+	c.Progress = prog
 	did, dx, err := m.lookup(dest, true)
 	switch {
 	case err == nil && isDirMode(dx.Mode):

@@ -1,14 +1,11 @@
 package main
 
-// Flags shared by the read-side subcommands (ls, cat, restore). addFlags
-// puts them on a cobra command's pflag set; register, rdParse and rdFlagSet
-// are the Go flag versions for commands not yet on cobra.
+// Flags shared by the read-side subcommands (ls, cat, restore, subvolume
+// list/show): addFlags puts them on a cobra command's pflag set.
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -37,13 +34,6 @@ func (d *deviceList) Set(s string) error {
 	return nil
 }
 func (d *deviceList) Type() string { return "IMG" }
-
-// registerDevices adds -d and --device to fs.
-func (d *deviceList) register(fs *flag.FlagSet) {
-	const usage = "another device `IMG` of a multi-device filesystem (repeat for each; order does not matter)"
-	fs.Var(d, "d", usage)
-	fs.Var(d, "device", usage)
-}
 
 // paths is img followed by the -d devices.
 func (d deviceList) paths(img string) []string { return append([]string{img}, d...) }
@@ -79,15 +69,6 @@ func (o *rdImageFlags) addFlags(fs *pflag.FlagSet, shortSuper string) {
 	fs.VarP(&o.devices, "device", "d", "another device `IMG` of a multi-device filesystem (repeat for each; order does not matter)")
 }
 
-func (o *rdImageFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&o.noVerify, "no-verify", false, "do not verify data checksums")
-	fs.IntVar(&o.super, "s", -1, "use superblock mirror `N` (0 = primary, 1, 2)")
-	fs.BoolVar(&o.quietUse, "no-warn-in-use", false, "do not warn when another process has the image open for writing")
-	fs.BoolVar(&o.noReplay, "nologreplay", false, "show the committed state of an image with a pending log tree (fsync'd changes since the last commit are not shown)")
-	fs.StringVar(&o.subvol, "subvol", "", "open subvolume `ID|PATH` as the root (default: the default subvolume)")
-	o.devices.register(fs)
-}
-
 // open opens img; topLevel picks subvolume 5 when --subvol is not given.
 func (o *rdImageFlags) open(img string, topLevel bool, stderr io.Writer) (*gobtrfs.FS, error) {
 	opts := &gobtrfs.Options{NoVerifyDataCsum: o.noVerify, NoInUseWarning: o.quietUse, NoLogReplay: o.noReplay,
@@ -112,42 +93,6 @@ func (o *rdImageFlags) open(img string, topLevel bool, stderr io.Writer) (*gobtr
 	}
 	fsys, err := gobtrfs.OpenDevices(o.devices.paths(img), opts)
 	return fsys, imageErr(img, err)
-}
-
-// rdParse parses flags anywhere among the positional arguments (after "--"
-// everything is positional) and returns the positionals.
-func rdParse(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos, rest []string
-	for i, a := range args {
-		if a == "--" {
-			rest = args[i+1:]
-			args = args[:i]
-			break
-		}
-	}
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-	return append(pos, rest...), nil
-}
-
-// rdFlagSet makes a flag set that prints its usage to stderr.
-func rdFlagSet(name, usage string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: gobtrfs %s\n", usage)
-		fs.PrintDefaults()
-	}
-	return fs
 }
 
 // rdFSPath turns a user path ("/a/b", "a/b/", "/") into an io/fs name.

@@ -49,7 +49,7 @@ func TestReportsQuoteNames(t *testing.T) {
 		{"subvolume", "create", img, "/" + evil},
 		{"filesystem", "label", img, "lab\x1b[31mel"},
 	} {
-		if _, errs, rc := runCLI(a...); rc != 0 {
+		if rc, _, errs := runCLIProc(t, a...); rc != 0 {
 			t.Fatalf("%q: exit %d: %s", a, rc, errs)
 		}
 	}
@@ -59,7 +59,7 @@ func TestReportsQuoteNames(t *testing.T) {
 		{"filesystem", "label", img},
 		{"filesystem", "show", img},
 	} {
-		out, errs, rc := runCLI(a...)
+		rc, out, errs := runCLIProc(t, a...)
 		if rc != 0 || strings.ContainsAny(out, "\x1b") || strings.Contains(out, "\nfake") || !strings.Contains(out, `\x1b[31m`) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", a[:2], rc, out, errs)
 		}

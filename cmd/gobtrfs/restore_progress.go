@@ -1,50 +1,29 @@
 package main
 
 import (
-	"fmt"
-	"time"
+	"github.com/gobtrfs/gobtrfs/internal/progress"
 )
 
-// startProgress shows a progress line on stderr (a terminal) every 200 ms.
+// startProgress shows restore's progress line on stderr when it is a
+// terminal (files, bytes, rate; a bar and the time left against
+// r.totalBytes, the image's bytes used, when known).
 func (r *restorer) startProgress() {
 	if r.progressOff {
 		return
 	}
-	r.progressDone = make(chan struct{})
-	start := time.Now()
-	r.progressWG.Add(1)
-	go func() {
-		defer r.progressWG.Done()
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-r.progressDone:
-				r.outMu.Lock()
-				fmt.Fprintf(r.stderr, "\r\033[K")
-				r.outMu.Unlock()
-				return
-			case <-t.C:
-				b := r.bytes.Load()
-				secs := time.Since(start).Seconds()
-				cur, _ := r.cur.Load().(string)
-				if len(cur) > 50 {
-					cur = "..." + cur[len(cur)-47:]
-				}
-				r.outMu.Lock()
-				fmt.Fprintf(r.stderr, "\r\033[K%d files, %.1f MiB (%.1f MiB/s) %s",
-					r.files.Load(), float64(b)/(1<<20), float64(b)/(1<<20)/max(secs, 0.001), cur)
-				r.outMu.Unlock()
-			}
-		}
-	}()
+	r.bar = progress.New(r.stderr, progress.Options{Label: "restore", TotalBytes: r.totalBytes,
+		Counts: func() (int64, int64, string) {
+			cur, _ := r.cur.Load().(string)
+			return r.files.Load(), r.bytes.Load(), cur
+		}})
+	if !r.bar.Drawing() {
+		r.bar = nil
+	}
 }
 
 func (r *restorer) stopProgress() {
-	if r.progressDone == nil {
-		return
+	if r.bar != nil {
+		r.bar.Stop()
+		r.bar = nil
 	}
-	close(r.progressDone)
-	r.progressWG.Wait()
-	r.progressDone = nil
 }

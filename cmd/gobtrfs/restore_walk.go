@@ -24,13 +24,13 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
+	"github.com/gobtrfs/gobtrfs/internal/progress"
 )
 
 // restoreChunk is how much file data is read and written at a time, which
@@ -51,7 +51,6 @@ const emptySubvolDirIno = 2
 type restorer struct {
 	o              restoreOptions
 	stdout, stderr io.Writer
-	outMu          sync.Mutex // stderr is shared with the progress line
 	buf            []byte
 	root           bool // running as root: ownership and devices are expected to work
 	sectorSize     int
@@ -76,8 +75,8 @@ type restorer struct {
 	files, bytes atomic.Int64 // for the progress line
 	cur          atomic.Value // current path, for the progress line
 	progressOff  bool
-	progressDone chan struct{}
-	progressWG   sync.WaitGroup
+	bar          *progress.Bar // the progress line while it is drawn
+	totalBytes   int64         // the image's bytes used: the progress bar's 100%
 }
 
 // linkRef is where a hard-linked inode was first restored.
@@ -122,10 +121,9 @@ func (r *restorer) warnf(format string, args ...any) {
 
 // notef prints a message now (on stderr, clearing the progress line).
 func (r *restorer) notef(format string, args ...any) {
-	r.outMu.Lock()
-	defer r.outMu.Unlock()
-	if r.progressDone != nil {
-		fmt.Fprint(r.stderr, "\r\033[K")
+	if r.bar != nil {
+		r.bar.Printf("gobtrfs restore: "+format+"\n", args...)
+		return
 	}
 	fmt.Fprintf(r.stderr, "gobtrfs restore: "+format+"\n", args...)
 }

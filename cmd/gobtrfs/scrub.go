@@ -63,6 +63,7 @@ func scrubRun(f *scrubFlags, paths []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer im.Close()
+	im.quietFallback.Store(true) // every bad copy is reported below
 	bar := progress.New(stderr, progress.Options{Label: "scrub", Quiet: f.quiet})
 	o := scrub.Options{Repair: f.repair, Progress: bar}
 	if !f.quiet {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ type subvolListFlags struct {
 	img                                      rdImageFlags
 	parent, cgen, gen, uuid, puuid, ruuid    bool
 	all, below, snapshots, readonly, deleted bool
+	table                                    bool
 }
 
 func newSubvolListCmd() *cobra.Command {
@@ -43,6 +45,7 @@ is the last field, whatever the options.`,
 	fl.BoolVarP(&f.ruuid, "received-uuid", "R", false, "print the received UUID")
 	fl.BoolVarP(&f.snapshots, "snapshots", "s", false, "list only snapshots (adds the creation generation and time)")
 	fl.BoolVarP(&f.readonly, "readonly", "r", false, "list only read-only subvolumes")
+	fl.BoolVarP(&f.table, "table", "t", false, "print a table: a header, then the columns separated by tabs")
 	// btrfs-progs' -d is --deleted; -d here is --device, as in every reader
 	fl.BoolVar(&f.deleted, "deleted", false, "list deleted subvolumes not yet cleaned (none are listed: accepted for btrfs-progs)")
 	return c
@@ -66,6 +69,7 @@ func subvolList(f *subvolListFlags, image string, w, stderr io.Writer) error {
 	if f.deleted {
 		return nil // the library lists no subvolume being deleted
 	}
+	var header bool
 	for _, s := range subs {
 		switch {
 		case s.ID == 5:
@@ -73,33 +77,79 @@ func subvolList(f *subvolListFlags, image string, w, stderr io.Writer) error {
 		case f.snapshots && s.RootOffset == 0, f.readonly && !s.ReadOnly, f.below && s.ParentID != 5:
 			continue
 		}
-		line := fmt.Sprintf("ID %d gen %d", s.ID, s.Generation)
-		if f.cgen || f.snapshots {
-			line += fmt.Sprintf(" cgen %d", s.Otransid)
-		}
-		if f.parent {
-			line += fmt.Sprintf(" parent %d", s.ParentID)
-		}
-		line += fmt.Sprintf(" top level %d", s.ParentID)
-		if f.snapshots {
-			line += " otime " + progsTime(s.Otime)
-		}
-		if f.puuid {
-			line += " parent_uuid " + uuidField(s.ParentUUID)
-		}
-		if f.ruuid {
-			line += " received_uuid " + uuidField(s.ReceivedUUID)
-		}
-		if f.uuid {
-			line += " uuid " + uuidField(s.UUID)
-		}
 		p := s.Path
 		if f.all && s.ParentID != 5 {
 			p = path.Join("<FS_TREE>", p)
 		}
-		fmt.Fprintf(w, "%s path %s\n", line, quoteName(p))
+		cols := f.columns(&s, quoteName(p))
+		if f.table {
+			if !header {
+				printSubvolTableHead(w, cols)
+				header = true
+			}
+			for _, c := range cols {
+				fmt.Fprint(w, c.value)
+				if c.name != "path" {
+					fmt.Fprint(w, "\t")
+				}
+				if c.name == "top level" {
+					fmt.Fprint(w, "\t")
+				}
+			}
+			fmt.Fprintln(w)
+			continue
+		}
+		for i, c := range cols {
+			if i > 0 {
+				fmt.Fprint(w, " ")
+			}
+			fmt.Fprintf(w, "%s %s", c.name, c.value)
+		}
+		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// subvolColumn is one column of btrfs subvolume list.
+type subvolColumn struct{ name, value string }
+
+// columns are the columns the options ask for, in btrfs-progs' order.
+// mirrors btrfs_list_columns
+func (f *subvolListFlags) columns(s *gobtrfs.Subvolume, p string) []subvolColumn {
+	cols := []subvolColumn{{"ID", fmt.Sprint(s.ID)}, {"gen", fmt.Sprint(s.Generation)}}
+	if f.cgen || f.snapshots {
+		cols = append(cols, subvolColumn{"cgen", fmt.Sprint(s.Otransid)})
+	}
+	if f.parent {
+		cols = append(cols, subvolColumn{"parent", fmt.Sprint(s.ParentID)})
+	}
+	cols = append(cols, subvolColumn{"top level", fmt.Sprint(s.ParentID)})
+	if f.snapshots {
+		cols = append(cols, subvolColumn{"otime", progsTime(s.Otime)})
+	}
+	if f.puuid {
+		cols = append(cols, subvolColumn{"parent_uuid", uuidField(s.ParentUUID)})
+	}
+	if f.ruuid {
+		cols = append(cols, subvolColumn{"received_uuid", uuidField(s.ReceivedUUID)})
+	}
+	if f.uuid {
+		cols = append(cols, subvolColumn{"uuid", uuidField(s.UUID)})
+	}
+	return append(cols, subvolColumn{"path", p})
+}
+
+// printSubvolTableHead prints the -t header: the names, then dashes as
+// long as each. mirrors print_all_subvol_info_tab_head
+func printSubvolTableHead(w io.Writer, cols []subvolColumn) {
+	for _, c := range cols {
+		fmt.Fprintf(w, "%s\t", c.name)
+	}
+	fmt.Fprintln(w)
+	for _, c := range cols {
+		fmt.Fprintf(w, "%s\t", strings.Repeat("-", len(c.name)))
+	}
+	fmt.Fprintln(w)
 }
 
 // progsTime is btrfs-progs' "%Y-%m-%d %X" in local time; "-" for none.

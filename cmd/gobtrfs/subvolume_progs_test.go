@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/gobtrfs/gobtrfs/internal/testutil"
 )
 
-// runCLI runs the gobtrfs command line args in this process and returns
+// clitoolsRun runs the gobtrfs command line args in this process and returns
 // stdout, stderr and the exit status.
-func runCLI(args ...string) (string, string, int) {
+func clitoolsRun(args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
 	rc := run(args, &out, &errb)
 	return out.String(), errb.String(), rc
@@ -44,7 +45,7 @@ func TestSubvolumeLikeProgs(t *testing.T) {
 		{"sub", "snap", img, "/sv", "/snap"},
 		{"subvolume", "set-default", img, "/snap"},
 	} {
-		if _, errs, rc := runCLI(a...); rc != 0 {
+		if _, errs, rc := clitoolsRun(a...); rc != 0 {
 			t.Fatalf("gobtrfs %s: exit %d: %s", strings.Join(a, " "), rc, errs)
 		}
 	}
@@ -52,25 +53,32 @@ func TestSubvolumeLikeProgs(t *testing.T) {
 	if sb := progsOut(t, "inspect-internal", "dump-super", img); !strings.Contains(sb, "DEFAULT_SUBVOL") {
 		t.Errorf("set-default did not set the DEFAULT_SUBVOL incompat flag:\n%s", sb)
 	}
+	// the default entry names the snapshot's ROOT_ITEM key, offset (its
+	// creation transaction) included, as the kernel's ioctl writes it
+	root := progsOut(t, "inspect-internal", "dump-tree", "-t", "root", img)
+	rootKey := regexp.MustCompile(`key \((259 ROOT_ITEM \d+)\) itemoff`).FindStringSubmatch(root)
+	if rootKey == nil || rootKey[1] == "259 ROOT_ITEM 0" || !strings.Contains(root, "location key ("+rootKey[1]+") type DIR\n\t\ttransid 0 data_len 0 name_len 7\n\t\tname: default") {
+		t.Errorf("the default entry does not name the snapshot's ROOT_ITEM key %v:\n%s", rootKey, root)
+	}
 	type view struct{ list, show, getDefault map[string]string }
-	flagSets := []string{"", "-p", "-a", "-o", "-r", "-s", "-u", "-p -u -q -R -c", "-a -p"}
+	flagSets := []string{"", "-p", "-a", "-o", "-r", "-s", "-u", "-p -u -q -R -c", "-a -p", "-t", "-t -s -p -u"}
 	ours := view{map[string]string{}, map[string]string{}, map[string]string{}}
 	for _, fl := range flagSets {
 		args := append(append([]string{"subvolume", "list"}, strings.Fields(fl)...), img)
-		out, errs, rc := runCLI(args...)
+		out, errs, rc := clitoolsRun(args...)
 		if rc != 0 {
 			t.Fatalf("gobtrfs %s: exit %d: %s", strings.Join(args, " "), rc, errs)
 		}
 		ours.list[fl] = out
 	}
 	for _, p := range []string{"/", "/sv", "/sv/ro", "/d/nest"} {
-		out, errs, rc := runCLI("subvolume", "show", img, p)
+		out, errs, rc := clitoolsRun("subvolume", "show", img, p)
 		if rc != 0 {
 			t.Fatalf("gobtrfs subvolume show %s: exit %d: %s", p, rc, errs)
 		}
 		ours.show[p] = out
 	}
-	ours.getDefault[""], _, _ = runCLI("subvolume", "get-default", img)
+	ours.getDefault[""], _, _ = clitoolsRun("subvolume", "get-default", img)
 
 	mnt := testutil.LoopMount(t, img, "ro,subvolid=5")
 	for _, fl := range flagSets {
@@ -99,10 +107,10 @@ func TestSubvolumeLikeProgs(t *testing.T) {
 	}
 	testutil.Unmount(t, mnt)
 
-	if _, _, rc := runCLI("subvolume", "set-default", "0", img); rc != 0 {
+	if _, _, rc := clitoolsRun("subvolume", "set-default", "0", img); rc != 0 {
 		t.Fatal("set-default 0 IMAGE (btrfs-progs' order) failed")
 	}
-	if out, _, _ := runCLI("subvolume", "get-default", img); out != "ID 5 (FS_TREE)\n" {
+	if out, _, _ := clitoolsRun("subvolume", "get-default", img); out != "ID 5 (FS_TREE)\n" {
 		t.Errorf("after set-default 0: get-default %q", out)
 	}
 	testutil.CheckImage(t, img)

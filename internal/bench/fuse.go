@@ -330,7 +330,7 @@ func benchSync(args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	t := &table{title: fmt.Sprintf("seed 002: sync with %d dirty inodes, %d clean cached inodes vs none (median of %d)",
+	t := &table{title: fmt.Sprintf("sync with %d dirty inodes, %d clean cached inodes vs none (median of %d)",
 		*dirtyN, *clean, *rounds), head: []string{"filesystem", "sync", "0 cached", fmt.Sprintf("%d cached", *clean), "ratio"}}
 
 	// ours
@@ -471,7 +471,7 @@ func benchStream(args []string, out io.Writer) error {
 	defer e.close()
 	n := fmt.Sprintf("%dM", *sizeMiB)
 	bytes := float64(*sizeMiB) * (1 << 20)
-	t := &table{title: fmt.Sprintf(`seed 001: xfs_io -f -c "falloc 0 %s" f; xfs_io -c "pwrite -W -b 4096 0 %s" f`, n, n),
+	t := &table{title: fmt.Sprintf(`4 KiB write stream into a preallocated file: xfs_io -f -c "falloc 0 %s" f; xfs_io -c "pwrite -W -b 4096 0 %s" f`, n, n),
 		head: []string{"target", "pwrite time", "MiB/s", "vs loopback", "vs kernel"}}
 	imgSize := int64(*sizeMiB)<<20*2 + 512<<20
 
@@ -486,7 +486,7 @@ func benchStream(args []string, out io.Writer) error {
 	}
 	ours := func(o fusefs.Options) func(int) (time.Duration, error) {
 		return func(rep int) (time.Duration, error) {
-			mt, mnt, stop, err := e.ours(fmt.Sprintf("ours%d-%v", rep, o.WritebackCache), imgSize, o)
+			mt, mnt, stop, err := e.ours(fmt.Sprintf("ours%d-%v", rep, o.NoWritebackCache), imgSize, o)
 			if err != nil {
 				return 0, err
 			}
@@ -500,8 +500,8 @@ func benchStream(args []string, out io.Writer) error {
 		name string
 		run  func(rep int) (time.Duration, error)
 	}{
-		{"gobtrfs FUSE", ours(fusefs.Options{})},
-		{"gobtrfs FUSE -o writeback_cache", ours(fusefs.Options{WritebackCache: true})},
+		{"gobtrfs FUSE (default: writeback_cache)", ours(fusefs.Options{})},
+		{"gobtrfs FUSE -o no_writeback_cache", ours(fusefs.Options{NoWritebackCache: true})},
 		{"go-fuse loopback over tmpfs", func(rep int) (time.Duration, error) {
 			mnt, err := e.loopback(fmt.Sprintf("loopback%d", rep))
 			if err != nil {

@@ -41,6 +41,25 @@ func isDirMode(mode uint32) bool { return mode&syscall.S_IFMT == syscall.S_IFDIR
 type Copier struct {
 	fs    *fsops.FS
 	links map[[2]uint64]ondisk.InodeRef // host (dev, ino) -> image inode
+	// Progress, when set, is told of each entry copied and of the bytes
+	// of file data written (a progress bar: *progress.Bar).
+	Progress Progress
+}
+
+// Progress counts what a Copier has copied.
+type Progress interface {
+	Add(files, bytes int64)
+	Current(path string)
+}
+
+func (c *Copier) count(files, bytes int64, ipath string) {
+	if c.Progress == nil {
+		return
+	}
+	if ipath != "" {
+		c.Progress.Current(ipath)
+	}
+	c.Progress.Add(files, bytes)
 }
 
 // New returns a Copier writing into fs.
@@ -71,6 +90,7 @@ func (c *Copier) CopyIn(src string, dir ondisk.InodeRef, name, ipath string) err
 		return &os.PathError{Op: "lstat", Path: src, Err: err}
 	}
 	typ := st.Mode & unix.S_IFMT
+	c.count(1, 0, ipath)
 	existing, ex, err := fs.Lookup(dir, name)
 	switch {
 	case err == nil && typ == unix.S_IFDIR && isDirMode(ex.Mode):
@@ -164,6 +184,7 @@ func (c *Copier) copyData(src string, id ondisk.InodeRef, ipath string, size int
 					return noSpaceErr(ipath, werr, p, size)
 				}
 				p += int64(n)
+				c.count(0, int64(n), "")
 			}
 			if err == io.EOF {
 				hole = p

@@ -17,6 +17,11 @@ import (
 // mkfs --rootdir. The top directory takes dir's mode, owner, times and
 // xattrs, as mkfs.btrfs does.
 func Rootdir(dev blockdev.Device, dir string, alg compress.Alg) error {
+	return RootdirProgress(dev, dir, alg, nil)
+}
+
+// RootdirProgress is Rootdir telling prog what it copies (nil: nothing).
+func RootdirProgress(dev blockdev.Device, dir string, alg compress.Alg, prog Progress) error {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("rootdir: %w", err)
@@ -29,6 +34,7 @@ func Rootdir(dev blockdev.Device, dir string, alg compress.Alg) error {
 		return err
 	}
 	c := New(f)
+	c.Progress = prog
 	err = c.CopyContents(dir, fsops.TopLevel, "")
 	if err == nil {
 		var ust unix.Stat_t

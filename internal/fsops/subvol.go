@@ -24,22 +24,29 @@ type Subvol struct {
 
 // rootItem reads the ROOT_ITEM of tree id.
 func (o *op) rootItem(id ondisk.ObjectID) (item.RootItem, error) {
+	ri, _, err := o.rootItemKey(id)
+	return ri, err
+}
+
+// rootItemKey is rootItem with the item's key (the offset of a
+// snapshot's is the transaction it was taken in).
+func (o *op) rootItemKey(id ondisk.ObjectID) (item.RootItem, ondisk.Key, error) {
 	rt, err := o.tree(ondisk.RootTreeObjectID)
 	if err != nil {
-		return item.RootItem{}, err
+		return item.RootItem{}, ondisk.Key{}, err
 	}
 	p, ok, err := rt.SearchBackward(ondisk.Key{ObjectID: id, Type: ondisk.RootItemKey, Offset: ^uint64(0)})
 	if err != nil {
-		return item.RootItem{}, fmt.Errorf("root item %d: %w", id, err)
+		return item.RootItem{}, ondisk.Key{}, fmt.Errorf("root item %d: %w", id, err)
 	}
 	if !ok || p.Key().ObjectID != id || p.Key().Type != ondisk.RootItemKey {
-		return item.RootItem{}, errf(syscall.ENOENT, "subvolume %d", id)
+		return item.RootItem{}, ondisk.Key{}, errf(syscall.ENOENT, "subvolume %d", id)
 	}
 	ri, err := item.DecodeRootItem(p.Data())
 	if err != nil {
-		return ri, corruptf("root item %v: %w", p.Key(), err)
+		return ri, p.Key(), corruptf("root item %v: %w", p.Key(), err)
 	}
-	return ri, nil
+	return ri, p.Key(), nil
 }
 
 // writable refuses changes to read-only subvolumes.

@@ -70,7 +70,7 @@ func (f *FS) SetDefaultSubvolume(id ondisk.ObjectID) error {
 		return errf(syscall.ENOENT, "set default subvolume %d: not a subvolume id", id)
 	}
 	return f.run(func(o *op) error {
-		ri, err := o.rootItem(id)
+		ri, rootKey, err := o.rootItemKey(id)
 		if err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ func (f *FS) SetDefaultSubvolume(id ondisk.ObjectID) error {
 		var out []byte
 		for i := range items {
 			if bytes.Equal(items[i].Name, name) {
-				items[i].Location = ondisk.Key{ObjectID: id, Type: ondisk.RootItemKey}
+				items[i].Location = rootKey // the ROOT_ITEM's key, offset included, as the kernel writes it
 				found = true
 			}
 			out = append(out, items[i].Bytes()...)

@@ -35,7 +35,13 @@ func mountFS(dir string, root fs.InodeEmbedder, o *fs.Options) (*fuse.Server, er
 	o.NullPermissions = true
 	o.MountOptions.EnableAcl = true
 	o.MountOptions.ExtraCapabilities |= fuse.CAP_DONT_MASK | fuse.CAP_SETXATTR_EXT
-	server, err := fuse.NewServer(&rawACL{RawFileSystem: fs.NewNodeFS(root, o)}, dir, &o.MountOptions)
+	raw := &rawACL{RawFileSystem: fs.NewNodeFS(root, o)}
+	if n, ok := root.(*Node); ok && n.m.rw != nil {
+		// killpriv.go
+		o.MountOptions.ExtraCapabilities |= fuse.CAP_HANDLE_KILLPRIV_V2
+		raw.fsys = n.m
+	}
+	server, err := fuse.NewServer(raw, dir, &o.MountOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -72,17 +78,66 @@ type rawACL struct {
 	// setxattrExt: the kernel sends SetXAttrFlags (FUSE_SETXATTR_EXT was
 	// negotiated); without it the field is not in the request.
 	setxattrExt bool
+	// fsys drops set-ID bits where the kernel asks (killpriv.go): set
+	// when FUSE_HANDLE_KILLPRIV_V2 was negotiated.
+	fsys *fsys
 }
 
 func (r *rawACL) Init(s *fuse.Server) {
 	in := s.KernelSettings()
 	r.setxattrExt = in.Flags64()&fuse.CAP_SETXATTR_EXT != 0
+	if in.Flags64()&fuse.CAP_HANDLE_KILLPRIV_V2 == 0 {
+		r.fsys = nil // the kernel drops the bits itself
+	}
 	r.RawFileSystem.Init(s)
 }
 
 func (r *rawACL) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
 	in.Mode = withUmask(in.Mode, in.Umask)
+	// A CREATE makes a new file (an existing one is an OPEN, below): its
+	// mode is the one asked for, set-ID bits included.
 	return r.RawFileSystem.Create(cancel, in, name, out)
+}
+
+func (r *rawACL) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	if r.fsys != nil && in.Mode&fuse.OPEN_KILL_SUIDGID != 0 {
+		if st := r.fsys.killFor(in.NodeId); st != fuse.OK {
+			return st
+		}
+	}
+	return r.RawFileSystem.Open(cancel, in, out)
+}
+
+func (r *rawACL) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
+	if st := r.killForWrite(in); st != fuse.OK {
+		return 0, st
+	}
+	return r.RawFileSystem.Write(cancel, in, data)
+}
+
+// Writev is what go-fuse calls for a WRITE (Write only when it answers
+// ENOSYS).
+func (r *rawACL) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) (uint32, fuse.Status) {
+	if st := r.killForWrite(in); st != fuse.OK {
+		return 0, st
+	}
+	return r.RawFileSystem.Writev(cancel, in, data)
+}
+
+func (r *rawACL) killForWrite(in *fuse.WriteIn) fuse.Status {
+	if r.fsys == nil || in.WriteFlags&fuse.WRITE_KILL_SUIDGID == 0 {
+		return fuse.OK
+	}
+	return r.fsys.killFor(in.NodeId)
+}
+
+func (r *rawACL) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
+	if r.fsys != nil && in.Valid&fuse.FATTR_KILL_SUIDGID != 0 && in.Valid&fuse.FATTR_MODE == 0 {
+		if st := r.fsys.killFor(in.NodeId); st != fuse.OK {
+			return st
+		}
+	}
+	return r.RawFileSystem.SetAttr(cancel, in, out)
 }
 
 func (r *rawACL) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {

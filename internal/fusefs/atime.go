@@ -58,7 +58,7 @@ func (m *fsys) accessed(id ondisk.InodeRef) {
 	}
 	r := m.rw
 	a, err := r.getattr(id)
-	now := time.Now()
+	now := now()
 	if err != nil || !m.atimeDue(&a, now) {
 		return
 	}
@@ -112,7 +112,7 @@ func (m *fsys) keepCache(id ondisk.InodeRef, flags uint32) bool {
 		return true
 	}
 	a, err := m.rw.getattr(id)
-	return err != nil || !m.atimeDue(&a, time.Now())
+	return err != nil || !m.atimeDue(&a, now())
 }
 
 // atimeRule is the mount's atime rule now (remount can change it).

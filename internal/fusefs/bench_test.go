@@ -26,7 +26,7 @@ func BenchmarkStream4K(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				img := newImage(b, 1500<<20)
-				tm := mountImage(b, img, Options{WritebackCache: wbc})
+				tm := mountImage(b, img, Options{NoWritebackCache: !wbc})
 				f := filepath.Join(tm.dir, "f")
 				if out, err := exec.Command("xfs_io", "-f", "-c", "falloc 0 400M", f).CombinedOutput(); err != nil {
 					b.Fatalf("%v %s", err, out)

@@ -428,28 +428,34 @@ func (n *Node) subvolCreate(ctx context.Context, cmd uint32, in []byte) syscall.
 	if errno != 0 {
 		return errno
 	}
-	r.nsMu.Lock()
-	defer r.nsMu.Unlock()
-	var err error
+	var src ondisk.InodeRef
 	if snap {
-		src, errno := n.m.callerFile(ctx, int64(binary.NativeEndian.Uint64(in)))
-		if errno != 0 {
+		// resolved before nsMu: the stat of /proc/PID/fd/N and of the
+		// mount point may come back to this daemon
+		if src, errno = n.m.callerFile(ctx, int64(binary.NativeEndian.Uint64(in))); errno != 0 {
 			return errno
 		}
 		if src.Ino != fsops.RootDirIno {
 			return syscall.EINVAL
 		}
-		sa, gerr := n.m.getattr(src)
-		if gerr != nil {
-			return n.m.errnoOf("snapshot", src, gerr)
+		sa, err := n.m.getattr(src)
+		if err != nil {
+			return n.m.errnoOf("snapshot", src, err)
 		}
 		if !n.ownerOrCapable(ctx, &sa) {
 			return syscall.EPERM
 		}
 		// the kernel writes the source's delalloc back before snapshotting
-		if ferr := r.flushAll(); ferr != nil {
-			return n.m.errnoOf("snapshot", src, ferr)
+		// (with the pages the kernel holds in writeback cache mode)
+		r.kernelPages()
+		if err := r.flushAll(); err != nil {
+			return n.m.errnoOf("snapshot", src, err)
 		}
+	}
+	r.nsMu.Lock()
+	defer r.nsMu.Unlock()
+	var err error
+	if snap {
 		_, err = r.ops.Snapshot(src.Root, n.id, name, flags&subvolRdonly != 0)
 	} else {
 		uid, gid, mode := n.owner(ctx, syscall.S_IFDIR|0o755)
@@ -539,15 +545,28 @@ func (r *rwState) subvolInUse(id ondisk.ObjectID) bool {
 // FUSE_ROOT_ID), so this works for a directory the kernel may not hold
 // (ENOENT then, ignored).
 func (m *fsys) changedEntry(dir ondisk.InodeRef, name string) {
-	if m.server == nil {
-		return
+	if srv := m.server.Load(); srv != nil {
+		node := m.nodeID(dir)
+		srv.EntryNotify(node, name)
+		srv.InodeNotify(node, 0, 0)
 	}
-	node := m.ids.stable(dir)
-	if dir == m.b.Root() {
-		node = fuse.FUSE_ROOT_ID
+}
+
+// changedAttr drops the kernel's cached attributes of id (an ioctl changed
+// them: the kernel's FUSE does not refresh them after FS_IOC_SETFLAGS);
+// its page cache stays.
+func (m *fsys) changedAttr(id ondisk.InodeRef) {
+	if srv := m.server.Load(); srv != nil {
+		srv.InodeNotify(m.nodeID(id), -1, 0)
 	}
-	m.server.EntryNotify(node, name)
-	m.server.InodeNotify(node, 0, 0)
+}
+
+// nodeID is the FUSE node ID of id.
+func (m *fsys) nodeID(id ondisk.InodeRef) uint64 {
+	if id == m.b.Root() {
+		return fuse.FUSE_ROOT_ID
+	}
+	return m.ids.stable(id)
 }
 
 // callerFile resolves fd, a file descriptor of the calling process (the

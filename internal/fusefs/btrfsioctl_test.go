@@ -106,9 +106,16 @@ func btrfsIoctlReport(t *testing.T, dir string) string {
 	say("lookup d/e: %s", inoLookupAt(p("d"), 0, inoOf(t, p("d/e"))))
 	say("lookup missing: %s", inoLookupAt(dir, 0, 100000))
 
+	open, err := os.Create(p("sv/open"))
+	must(err)
+	_, err = open.WriteString("written, not closed\n") // buffered: the snapshot must have it
+	must(err)
 	src, err := unix.Open(p("sv"), unix.O_RDONLY, 0)
 	must(err)
 	say("snap snap1: %s", btrfsIoctlAt(dir, btrfsIocSnapCreate, volArgs(false, src, 0, "snap1")))
+	data, err := os.ReadFile(p("snap1/open"))
+	say("snap1/open: %q %v", data, err)
+	open.Close()
 	say("snap ro snap2: %s", btrfsIoctlAt(p("d"), btrfsIocSnapCreateV2, volArgs(true, src, subvolRdonly, "snap2")))
 	say("snap bad flags: %s", btrfsIoctlAt(dir, btrfsIocSnapCreateV2, volArgs(true, src, 1<<20, "snap3")))
 	unix.Close(src)
@@ -120,7 +127,7 @@ func btrfsIoctlReport(t *testing.T, dir string) string {
 	must(err)
 	say("snap of another filesystem: %s", btrfsIoctlAt(dir, btrfsIocSnapCreate, volArgs(false, other, 0, "snap5")))
 	unix.Close(other)
-	data, err := os.ReadFile(p("d/snap2/x"))
+	data, err = os.ReadFile(p("d/snap2/x"))
 	say("snap2/x: %q %v", data, err)
 	say("getflags . sv d/snap2 d: %s %s %s %s", u64Ioctl(dir, btrfsIocSubvolGetflags), u64Ioctl(p("sv"), btrfsIocSubvolGetflags),
 		u64Ioctl(p("d/snap2"), btrfsIocSubvolGetflags), u64Ioctl(p("d"), btrfsIocSubvolGetflags))

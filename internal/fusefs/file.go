@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"os"
 	"syscall"
-	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -129,6 +128,13 @@ func (n *Node) Lseek(ctx context.Context, f fs.FileHandle, off uint64, whence ui
 // Allocate is fallocate(2): preallocate, keep size, punch hole.
 func (n *Node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
 	r, errno := n.writable()
+	if errno == 0 {
+		// vfs_fallocate's IS_IMMUTABLE / IS_APPEND checks (iflags.go)
+		errno = n.m.flagPerm(n.id, mode&^fallocKeepSize != 0)
+	}
+	if errno == 0 {
+		errno = n.dropSgid(ctx, r) // fallocsgid.go
+	}
 	if errno != 0 {
 		return errno
 	}
@@ -145,7 +151,7 @@ func (n *Node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		return errno
 	}
 	var a fsops.SetAttr
-	now := time.Now()
+	now := now()
 	if m, ok := in.GetMode(); ok {
 		a.Valid |= fsops.SetMode
 		a.Mode = m
@@ -199,6 +205,12 @@ func (n *Node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint
 	if !ok || flags != 0 {
 		return 0, syscall.EINVAL
 	}
+	if errno := dst.dropSgid(ctx, r); errno != 0 { // fallocsgid.go
+		return 0, errno
+	}
+	if errno := n.m.flagPerm(dst.id, false); errno != 0 {
+		return 0, errno // generic_copy_file_checks: IS_IMMUTABLE(inode_out) (generic/553)
+	}
 	done, err := r.copyRange(n.id, offIn, dst.id, offOut, length)
 	if err != nil {
 		return 0, n.m.errnoOf("copy_file_range", n.id, err)
@@ -251,7 +263,7 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if n.m.rw == nil {
 			return 0, 0
 		}
-		return 0, n.m.errnoOf("sync", n.id, n.m.rw.syncAll())
+		return 0, n.m.errnoOf("sync", n.id, n.m.rw.syncWithKernel())
 	case gobtrfsIocRemount:
 		if len(input) < 8 {
 			return 0, syscall.EINVAL
@@ -314,7 +326,7 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if v != 0 {
 			return 0, syscall.EOPNOTSUPP
 		}
-		return 0, n.m.errnoOf("fssetxattr", n.id, r.setFlags(n.id, fl))
+		return 0, n.m.errnoOf("fssetxattr", n.id, n.setFlags(r, fl))
 	case fsIocSetflags:
 		r, errno := n.writable()
 		if errno != 0 {
@@ -334,9 +346,18 @@ func (n *Node) Ioctl(ctx context.Context, f fs.FileHandle, cmd uint32, arg uint6
 		if v != 0 {
 			return 0, syscall.EOPNOTSUPP
 		}
-		return 0, n.m.errnoOf("setflags", n.id, r.setFlags(n.id, fl))
+		return 0, n.m.errnoOf("setflags", n.id, n.setFlags(r, fl))
 	}
 	return 0, n.btrfsIoctl(ctx, cmd, input, output) // btrfsioctl.go
+}
+
+// setFlags sets n's inode flags; the kernel's cached ctime goes (generic/277).
+func (n *Node) setFlags(r *rwState, fl uint64) error {
+	err := r.setFlags(n.id, fl)
+	if err == nil {
+		n.m.changedAttr(n.id)
+	}
+	return err
 }
 
 // setFlags sets id's inode flags with its buffered data written back

@@ -20,16 +20,16 @@ type fsys struct {
 	ids  *inoMap
 	log  *log.Logger
 	opts Options
-
 	// atime is the live access time rule (atimeRule); frozen is set while
 	// a read-write mount is remounted read-only (remount.go).
 	atime  atomic.Uint32
 	frozen atomic.Bool
 
-	// mountpoint, its st_dev once known, and the server (btrfsioctl.go)
+	// mountpoint, its st_dev once known, and the server once mounted
+	// (btrfsioctl.go; syncWithKernel opens the mount point)
 	mountpoint string
 	dev        atomic.Uint64
-	server     *fuse.Server
+	server     atomic.Pointer[fuse.Server]
 }
 
 // nameMax is the longest name btrfs stores (BTRFS_NAME_LEN).

@@ -104,8 +104,8 @@ func mountImage(t testing.TB, img string, o Options) *testMount {
 		t.Fatal(err)
 	}
 	buf := &syncBuf{}
-	if os.Getenv("FUSEFS_TEST_WRITEBACK_CACHE") != "" {
-		o.WritebackCache = true // run the suite in the kernel's writeback cache mode
+	if os.Getenv("FUSEFS_TEST_NO_WRITEBACK_CACHE") != "" {
+		o.NoWritebackCache = true // run the suite with every write sent to the daemon
 	}
 	if o.Logger == nil {
 		o.Logger = log.New(buf, "", 0)

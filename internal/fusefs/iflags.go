@@ -19,6 +19,10 @@ import (
 //     explicit time or size change, no xattr change; its names cannot be
 //     removed or renamed; a directory takes new entries but loses none.
 
+// fallocKeepSize is FALLOC_FL_KEEP_SIZE: the one fallocate mode an
+// append-only file allows.
+const fallocKeepSize = 0x01
+
 // flagPerm is EPERM if id is immutable, or append-only when appendToo.
 func (m *fsys) flagPerm(id ondisk.InodeRef, appendToo bool) syscall.Errno {
 	fl, err := m.inodeFlags(id)
@@ -70,6 +74,13 @@ func (n *Node) maySetattr(in *fuse.SetAttrIn) syscall.Errno {
 		return 0
 	}
 	if fl&item.InodeImmutable != 0 {
+		// ftruncate on a file opened before chattr +i goes through: the
+		// VFS checks +i for mode, owner and explicit times only
+		// (notify_change), and do_ftruncate +a only
+		const ftruncate = fuse.FATTR_SIZE | fuse.FATTR_FH | fuse.FATTR_LOCKOWNER | fuse.FATTR_KILL_SUIDGID | fuse.FATTR_MTIME | fuse.FATTR_CTIME
+		if in.Valid&(fuse.FATTR_SIZE|fuse.FATTR_FH) == fuse.FATTR_SIZE|fuse.FATTR_FH && in.Valid&^ftruncate == 0 {
+			return 0
+		}
 		return syscall.EPERM
 	}
 	if fl&item.InodeAppend != 0 {

@@ -50,7 +50,7 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 	} else if err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("mount point %s is not a directory", mountpoint)
 	}
-	m := &fsys{log: o.Logger, opts: o}
+	m := &fsys{log: o.Logger, opts: o, mountpoint: mountpoint}
 	if len(o.Ignored) > 0 {
 		m.logf("ignoring mount options that mean nothing for a gobtrfs mount: %s", strings.Join(o.Ignored, ","))
 	}
@@ -90,6 +90,9 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 	}
 	root := &Node{m: m, id: rootID}
 	st := m.stableAttr(rootID, &ra)
+	if a, err := filepath.Abs(mountpoint); err == nil {
+		m.mountpoint = a
+	}
 	before := mountsBefore(mountpoint)
 	mt.server, err = mountFS(mountpoint, root, mt.fsOptions(&o, st))
 	if err != nil {
@@ -97,10 +100,7 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 		mt.closeBackend()
 		return nil, fmt.Errorf("mount %s on %s: %w", image, mountpoint, err)
 	}
-	m.server = mt.server
-	if a, err := filepath.Abs(mountpoint); err == nil {
-		m.mountpoint = a
-	}
+	m.server.Store(mt.server)
 	return mt, nil
 }
 
@@ -123,7 +123,7 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 		kopts = append(kopts, o.mountFlagStrings()...)
 	}
 	caps := uint64(fuse.CAP_EXPORT_SUPPORT) // file handles (export.go)
-	if o.WritebackCache && !o.ReadOnly {
+	if o.writebackCache() {
 		caps |= fuse.CAP_WRITEBACK_CACHE
 	}
 	logger := o.Logger
@@ -179,7 +179,7 @@ func (mt *Mount) Sync() error {
 	if mt.m.rw == nil {
 		return nil
 	}
-	return mt.m.rw.syncAll()
+	return mt.m.rw.syncWithKernel()
 }
 
 // CacheStats reports the page cache's counters (nil pagecache on a

@@ -29,9 +29,17 @@ type Options struct {
 	// DirtyLimit bounds buffered dirty data; writers write back above it
 	// (and the flusher from half of it). 0 means 256 MiB.
 	DirtyLimit int64
-	// WritebackCache lets the kernel gather small writes in its own page
-	// cache and send them in large WRITE requests (FUSE writeback_cache):
-	// far fewer round trips for streams of small writes.
+	// The kernel gathers small writes in its own page cache and sends them
+	// in large WRITE requests (FUSE writeback_cache, the default of a
+	// read-write mount): far fewer round trips for streams of small
+	// writes. The kernel then keeps a regular file's size, mtime and ctime
+	// and sends them with SETATTR (on close, fsync, sync and inode
+	// writeback); the daemon stamps with the kernel's clock (clock.go).
+	// NoWritebackCache (-o no_writeback_cache) sends every write(2) to the
+	// daemon instead, which then stamps the times itself.
+	NoWritebackCache bool
+	// WritebackCache (-o writeback_cache) is the default; the field is
+	// kept for callers that set it, and NoWritebackCache wins.
 	WritebackCache bool
 	// NoDataCsum skips data checksum verification on a read-only mount;
 	// on a read-write one new regular files get NODATASUM (the kernel's
@@ -203,7 +211,9 @@ func ParseMountOptions(s string, o *Options) error {
 			}
 			o.DirtyLimit = n
 		case k == "writeback_cache":
-			o.WritebackCache = true
+			o.WritebackCache, o.NoWritebackCache = true, false
+		case k == "no_writeback_cache" || k == "nowriteback_cache":
+			o.NoWritebackCache = true
 		case k == "nodatasum" || (k == "rescue" && v == "ignoredatacsums"):
 			o.NoDataCsum = true
 		case k == "datasum":
@@ -263,3 +273,7 @@ func parseSize(s string) (int64, error) {
 	}
 	return n * mult, nil
 }
+
+// writebackCache says whether the mount asks for the kernel's writeback
+// cache: read-write mounts unless no_writeback_cache.
+func (o *Options) writebackCache() bool { return !o.ReadOnly && !o.NoWritebackCache }

@@ -46,7 +46,8 @@ func (r *rwState) openExisting(id ondisk.InodeRef) error {
 	return nil
 }
 
-// released counts a release of id. The last one writes its data back, or,
+// released counts a release of id. The last one writes its data back
+// (without the writeback cache), or,
 // for a file with no visible name left, removes its hidden name (and with
 // it the inode).
 func (r *rwState) released(id ondisk.InodeRef) error {
@@ -87,7 +88,11 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 			err = r.removeHidden(id.Root, orphan, st.isDir)
 		}
 		r.nsMu.Unlock()
-	} else if !st.isDir {
+	} else if !st.isDir && !r.kernelTimes {
+		// The buffered writes' mtime lives in st: write them back now.
+		// In the writeback cache mode the kernel keeps the times, and
+		// the data waits for the flusher like any other (a close does
+		// not write back on the kernel's btrfs either).
 		r.wbMu.Lock()
 		err = r.flushInodeLocked(id)
 		r.wbMu.Unlock()

@@ -25,7 +25,8 @@ type permCase struct {
 // permCases: mode 000, 0700 directories, set-group-ID directories and the
 // kernel's clearing of S_ISGID, default ACLs inherited with and without
 // the umask, chmod after setfacl, mode-equivalent ACLs (setfacl, cp -a)
-// and ACLs that deny. asnobody runs a command as uid/gid 65534 with no
+// and ACLs that deny; fallocate by others clears S_ISUID/S_ISGID as the
+// VFS does (generic/683-685). asnobody runs a command as uid/gid 65534 with no
 // supplementary groups; $SRC is a host tree for cp -a.
 var permCases = []permCase{
 	{"mode000", `
@@ -47,6 +48,11 @@ touch a2; chown 65534:0 a2; chmod 2755 a2; asnobody setfacl -m u:1001:r a2; echo
 touch a3; chown 65534:0 a3; chmod 2755 a3; setfacl -m u:1001:r a3
 mkdir ad; chown 65534:0 ad; chmod 2775 ad; asnobody setfacl -m u:1001:rx ad; echo "nobody setfacl ad: $?"
 touch n; asnobody chmod 644 n; echo "nobody chmod root's n: $?"`},
+	{"fallocsgid", `
+for m in 6666 6676 6766 6777 2666 2676 4666; do echo x > f$m; chmod $m f$m; asnobody xfs_io -c "falloc 0 64k" f$m; echo "nobody falloc $m: $?"; done
+echo x > r; chmod 2666 r; xfs_io -c "falloc 0 64k" r
+echo x > g; chown 0:65534 g; chmod 2666 g; asnobody xfs_io -c "fpunch 0 4k" g
+echo x > z; chmod 2666 z; asnobody xfs_io -c "fzero 0 4k" z`},
 	{"defacl", `
 mkdir d; setfacl -d -m u::rwx,u:65534:rx,g::rx,m::rwx,o::- d
 touch d/f; echo hi > d/f2; mkdir d/sub; mkfifo d/fifo; mkdir d/sub/deeper; touch d/sub/deeper/x
@@ -101,9 +107,9 @@ asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 // needPermTools skips unless the tools the permission tests drive exist.
 func needPermTools(t *testing.T) {
 	t.Helper()
-	for _, c := range []string{"getfacl", "setfacl", "setfattr", "setpriv", "find", "cp"} {
+	for _, c := range []string{"getfacl", "setfacl", "setfattr", "setpriv", "find", "cp", "xfs_io"} {
 		if _, err := exec.LookPath(c); err != nil {
-			t.Skipf("%s not installed (getfacl/setfacl: Debian package acl; setfattr: attr)", c)
+			t.Skipf("%s not installed (getfacl/setfacl: Debian package acl; setfattr: attr; xfs_io: xfsprogs)", c)
 		}
 	}
 }

@@ -48,7 +48,8 @@ type rwState struct {
 	// mtime and ctime and sends them with SETATTR; writes do not set them.
 	kernelTimes bool
 
-	dirty      atomic.Int64 // bytes buffered since the last full writeback (an upper bound)
+	dirty      atomic.Int64  // bytes buffered since the last full writeback (an upper bound)
+	writes     atomic.Uint64 // WRITE requests received (syncWithKernel waits for them to stop)
 	limit      int64
 	interval   time.Duration
 	kick       chan struct{}
@@ -83,12 +84,12 @@ func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 		}
 		alg = a
 	}
-	ops, err := fsops.OpenImage(image, fsops.Options{Compress: alg, Warn: func(s string) { m.logf("%s", s) }})
+	ops, err := fsops.OpenImage(image, fsops.Options{Compress: alg, Now: now, Warn: func(s string) { m.logf("%s", s) }})
 	if err != nil {
 		return nil, err
 	}
 	r := &rwState{m: m, ops: ops, open: map[ondisk.InodeRef]*openState{}, orphans: map[ondisk.ObjectID]ondisk.InodeRef{}, atimes: map[ondisk.InodeRef]time.Time{},
-		limit: o.DirtyLimit, interval: o.CommitInterval, kernelTimes: o.WritebackCache,
+		limit: o.DirtyLimit, interval: o.CommitInterval, kernelTimes: o.writebackCache(),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if r.limit <= 0 {
 		r.limit = defaultDirtyLimit

@@ -3,8 +3,11 @@ package fusefs
 import (
 	"errors"
 	"fmt"
+	"os"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
@@ -113,13 +116,14 @@ func (r *rwState) readAroundDirty(id ondisk.InodeRef, k ondisk.InodeRef, n, off 
 // not be allocated even after writing everything back (space is checked
 // when the write is accepted, as btrfs reserves delalloc space).
 func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64) (int, error) {
+	r.writes.Add(1)
 	if err := r.reserve(int64(len(data))); err != nil {
 		return 0, err
 	}
 	l := r.lock(id)
 	l.Lock()
 	err := r.cache.Write(id, off, data)
-	now := time.Now()
+	now := now()
 	if !r.kernelTimes {
 		r.mu.Lock()
 		if st := r.open[id]; st != nil {
@@ -200,6 +204,49 @@ func (r *rwState) syncAll() error {
 		return err
 	}
 	return r.ops.Commit()
+}
+
+// syncWithKernel is syncAll for an explicit sync (BTRFS_IOC_SYNC,
+// Mount.Sync). In the writeback cache mode the kernel holds written pages
+// and times the daemon has not seen: a syncfs of the mount sends them
+// first, as the kernel's btrfs writes its delalloc before such a commit.
+// FUSE has no request that asks the kernel for them, and the kernel's
+// syncfs does not wait for a FUSE daemon's replies (it may be untrusted):
+// the WRITEs it starts are waited for until none came for a while (at
+// most a few seconds). The syncfs runs in this request's goroutine while
+// others serve the WRITEs.
+func (r *rwState) syncWithKernel() error {
+	r.kernelPages()
+	return r.syncAll()
+}
+
+// kernelPages has the kernel send the pages and times it holds (writeback
+// cache mode; see syncWithKernel) and waits for the WRITEs to stop.
+func (r *rwState) kernelPages() {
+	if r.kernelTimes && r.m.mountpoint != "" {
+		if d, err := os.Open(r.m.mountpoint); err == nil {
+			err = unix.Syncfs(int(d.Fd()))
+			d.Close()
+			if err != nil {
+				r.m.logf("sync: syncfs %s: %v", r.m.mountpoint, err)
+			}
+			r.writesQuiet(50*time.Millisecond, 5*time.Second)
+		}
+	}
+}
+
+// writesQuiet waits until no WRITE came for quiet, or for at most limit.
+func (r *rwState) writesQuiet(quiet, limit time.Duration) {
+	end := time.Now().Add(limit)
+	last, since := r.writes.Load(), time.Now()
+	for time.Now().Before(end) {
+		time.Sleep(quiet / 5)
+		if n := r.writes.Load(); n != last {
+			last, since = n, time.Now()
+		} else if time.Since(since) >= quiet {
+			return
+		}
+	}
 }
 
 // fsync makes id durable: its data written back (that inode's only), then
@@ -299,7 +346,7 @@ func (r *rwState) setattr(id ondisk.InodeRef, a fsops.SetAttr, withFile bool) er
 			return nil // truncate(2) to the size it has
 		}
 		if withFile || size != a.Size || a.Size == 0 {
-			now := time.Now()
+			now := now()
 			a.Valid |= fsops.SetMtime | fsops.SetCtime
 			a.Mtime, a.Ctime = now, now
 		}
@@ -412,7 +459,7 @@ func (r *rwState) copyBuffered(src ondisk.InodeRef, srcOff uint64, dst ondisk.In
 		done += uint64(len(data))
 	}
 	if !r.kernelTimes {
-		now := time.Now()
+		now := now()
 		r.mu.Lock()
 		if st := r.open[dst]; st != nil {
 			st.mtime, st.lastWrite = now, now

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/copyin"
 	"github.com/gobtrfs/gobtrfs/internal/csum"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
@@ -47,6 +48,9 @@ type Config struct {
 	Time time.Time
 	// Rootdir, when set, is copied into the new filesystem (internal/copyin).
 	Rootdir string
+	// RootdirProgress, when set, is told of each entry and byte Rootdir
+	// copies (a progress bar).
+	RootdirProgress copyin.Progress
 	// Compress is the algorithm ("zlib", "lzo", "zstd", optionally ":LEVEL")
 	// used for Rootdir's files; it needs Rootdir.
 	Compress string

@@ -66,7 +66,7 @@ func Make(dev blockdev.Device, cfg Config) error {
 		return fmt.Errorf("mkfs: %w", err)
 	}
 	if p.Rootdir != "" {
-		if err := copyin.Rootdir(dev, p.Rootdir, alg); err != nil {
+		if err := copyin.RootdirProgress(dev, p.Rootdir, alg, p.RootdirProgress); err != nil {
 			return fmt.Errorf("mkfs: --rootdir %s: %w", p.Rootdir, err)
 		}
 	}

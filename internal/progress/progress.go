@@ -48,6 +48,9 @@ type Options struct {
 	Interval time.Duration
 	// Width of the line in columns (default: the terminal's, else 80).
 	Width int
+	// Counts, when set, is read at every redraw instead of the bar's own
+	// counters (for a job that keeps its own).
+	Counts func() (files, bytes int64, current string)
 }
 
 // Bar counts work done and redraws a line on a terminal until Stop. Its
@@ -175,6 +178,10 @@ func (b *Bar) clearLocked() {
 // 42% 12/30 files 1.2GiB/3.0GiB 85.3MiB/s ETA 0:21 /path".
 func (b *Bar) lineLocked(elapsed time.Duration) string {
 	files, bytes := b.files.Load(), b.bytes.Load()
+	cur, _ := b.cur.Load().(string)
+	if b.o.Counts != nil {
+		files, bytes, cur = b.o.Counts()
+	}
 	secs := max(elapsed.Seconds(), 0.001)
 	rate := float64(bytes) / secs
 	var parts []string
@@ -190,11 +197,16 @@ func (b *Bar) lineLocked(elapsed time.Duration) string {
 	}
 	if frac >= 0 {
 		frac = min(frac, 1)
-		parts = append(parts, bar(frac, 20), fmt.Sprintf("%3.0f%%", frac*100))
+		w := 20
+		if b.o.Width < 100 {
+			w = 12
+		}
+		parts = append(parts, bar(frac, w), fmt.Sprintf("%3.0f%%", frac*100))
 	}
-	if b.o.TotalFiles > 0 {
+	switch {
+	case b.o.TotalFiles > 0:
 		parts = append(parts, fmt.Sprintf("%d/%d files", files, b.o.TotalFiles))
-	} else {
+	case files > 0:
 		parts = append(parts, fmt.Sprintf("%d files", files))
 	}
 	if b.o.TotalBytes > 0 {
@@ -208,7 +220,7 @@ func (b *Bar) lineLocked(elapsed time.Duration) string {
 		parts = append(parts, "ETA "+Clock(left))
 	}
 	line := strings.Join(parts, " ")
-	if cur, _ := b.cur.Load().(string); cur != "" {
+	if cur != "" {
 		room := b.o.Width - 1 - len(line) - 1
 		if room >= 8 {
 			if len(cur) > room {

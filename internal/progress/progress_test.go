@@ -122,6 +122,10 @@ func TestLine(t *testing.T) {
 	if l := unknown.lineLocked(time.Second); strings.Contains(l, "ETA") || strings.Contains(l, "%") || !strings.Contains(l, "1 files 512B") {
 		t.Errorf("line without totals: %q", l)
 	}
+	own := &Bar{o: Options{Width: 80, Counts: func() (int64, int64, string) { return 7, 2048, "/x" }}}
+	if l := own.lineLocked(time.Second); !strings.Contains(l, "7 files 2.00KiB") || !strings.HasSuffix(l, " /x") {
+		t.Errorf("line from Counts: %q", l)
+	}
 	if got := Clock(3723 * time.Second); got != "1:02:03" {
 		t.Errorf("Clock = %q", got)
 	}

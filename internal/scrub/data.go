@@ -59,7 +59,7 @@ func (s *scrubber) dataExtent(r extentRec) {
 				want = sums.Sum(int(i))
 			}
 			if want == nil {
-				s.rep.NoCsum += ss * uint64(len(copies))
+				s.rep.NoCsum += uint64(len(copies))
 				continue
 			}
 			sector := func(m int) []byte { return bufs[m][i*ss : (i+1)*ss] }
@@ -72,7 +72,10 @@ func (s *scrubber) dataExtent(r extentRec) {
 				}
 			}
 			for m := range copies {
-				if !bad[m] {
+				if !bad[m] || len(copies[m].Rebuild) > 0 {
+					// a copy rebuilt from parity that fails says the row
+					// is inconsistent, not where: the stored copies are
+					// what is reported (and repaired from it when good)
 					continue
 				}
 				if !filesDone {

@@ -92,8 +92,8 @@ func (s *scrubber) treeBlock(r extentRec) {
 		}
 	}
 	for i, err := range errs {
-		if err == nil {
-			continue
+		if err == nil || len(copies[i].Rebuild) > 0 {
+			continue // a failing rebuilt copy is no stored copy (dataExtent)
 		}
 		hdr := bufs[max(good, i)]
 		e := Error{Kind: metaKind(err), Metadata: true, Logical: r.start, Length: ns, DevID: copies[i].DevID,

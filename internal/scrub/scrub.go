@@ -7,7 +7,9 @@
 // sectors are compared with the csum tree, copy by copy. A bad data sector
 // is reported with the files that use it (their back references). With
 // Repair, a bad copy is rewritten from a good one (DUP, RAID1*, RAID10)
-// and read back; a bad RAID5/6 data stripe is rewritten from parity.
+// and read back; a bad RAID5/6 data stripe is rewritten from parity. (The
+// parity itself is not verified: a copy rebuilt from it that fails is not
+// reported, as it does not say which stripe of the row is wrong.)
 //
 // The walk reads through internal/diskio's Reader and internal/volume's
 // chunk map: the copies are the ones every reader of the image tries.
@@ -98,7 +100,7 @@ type Report struct {
 	DataBytes, TreeBytes          uint64 // bytes read and verified, every copy
 	ReadErrors, CsumErrors        uint64
 	VerifyErrors, SuperErrors     uint64
-	NoCsum                        uint64 // data bytes without a checksum (nodatasum, prealloc), every copy
+	NoCsum                        uint64 // data sectors without a checksum (nodatasum, prealloc), every copy
 	Corrected, Uncorrectable      uint64
 	Unverified                    uint64 // bytes whose copy is on a missing device
 	WalkErrors                    []string
@@ -206,10 +208,11 @@ func (s *scrubber) blockGroup(m volume.Mapping) {
 		return
 	}
 	for _, r := range items {
-		if end := uint64(r.start) + r.length; end < uint64(r.start) || end > uint64(m.End()) {
-			// a crafted length would have the walk step through petabytes
-			s.rep.WalkErrors = append(s.rep.WalkErrors, fmt.Sprintf("extent tree: extent at %d of length %d runs past the end %d of its block group %d: scrubbed up to that end",
-				r.start, r.length, m.End(), m.Logical))
+		if end := uint64(r.start) + r.length; end > uint64(m.End()) || end < uint64(r.start) {
+			// a hostile or damaged extent item: read no further than its
+			// block group
+			s.report(Error{Kind: VerifyError, Metadata: r.metadata, Logical: r.start, Length: 0, Uncorrectable: true,
+				Err: fmt.Errorf("extent item of %d bytes runs past the end %d of its block group %d", r.length, m.End(), m.Logical)})
 			r.length = uint64(m.End() - r.start)
 		}
 		if r.metadata {

@@ -33,7 +33,7 @@ func startBackground() error {
 	cmd.Env = append(os.Environ(), readyEnv+"=3")
 	cmd.ExtraFiles = []*os.File{pw}
 	// stdin, stdout and stderr are /dev/null: the caller's pipes must not
-	// stay open for as long as the mount lives ($(gobtrfs mount -d) returns)
+	// stay open for as long as the mount lives ($(gobtrfs mount --daemon) returns)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -52,6 +52,9 @@ another mount, the library's OpenRW) are refused while it is mounted.
        subvolid=ID           mount the subvolume with this ID
        allow_other           let other users in (see /etc/fuse.conf)
        dirty_limit=SIZE      buffered data before writers write back (default 256M)
+       no_writeback_cache    send every write(2) to the daemon instead of
+                             letting the kernel gather them (writeback_cache,
+                             the default of a read-write mount)
        nodatasum             do not verify data checksums (ro); new files
                              without checksums (rw)
        nodatacow             new files NODATACOW (writes in place, as chattr +C)
@@ -94,6 +97,7 @@ func Parse(args []string, helper bool) (*Args, error) {
 	a := &Args{Background: helper}
 	a.Options.LockWait = DefaultLockWait
 	var operands []string
+	args = splitGrouped(args)
 	for i := 0; i < len(args); i++ {
 		s := args[i]
 		switch {
@@ -141,6 +145,29 @@ func Parse(args []string, helper bool) (*Args, error) {
 		return nil, errors.New("want IMAGE and MOUNTPOINT, or neither")
 	}
 	return a, nil
+}
+
+// splitGrouped turns grouped short flags (-fd) into one argument each, as
+// getopt reads them; -o's value may follow in the same argument (-fdoro).
+func splitGrouped(args []string) []string {
+	var out []string
+	for i, s := range args {
+		if s == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(s) < 3 || s[0] != '-' || s[1] == '-' || !strings.ContainsRune("dfvns", rune(s[1])) {
+			out = append(out, s)
+			continue
+		}
+		for j := 1; j < len(s); j++ {
+			if s[j] == 'o' {
+				out = append(out, "-o"+s[j+1:])
+				break
+			}
+			out = append(out, "-"+s[j:j+1])
+		}
+	}
+	return out
 }
 
 // addOptions takes one -o argument. With remount among them the options

@@ -326,6 +326,13 @@ func TestParse(t *testing.T) {
 	if err != nil || a.Background || !a.Options.Debug {
 		t.Errorf("-d: %+v %v", a, err)
 	}
+	a, err = Parse([]string{"img", "-fdoro", "dir"}, true)
+	if err != nil || a.Background || !a.Options.Debug || !a.Options.ReadOnly || a.Mountpoint != "dir" {
+		t.Errorf("-fdoro: %+v %v", a, err)
+	}
+	if _, err := Parse([]string{"-fx", "img", "dir"}, false); err == nil {
+		t.Errorf("-fx accepted")
+	}
 	a, err = Parse([]string{"--daemon", "img", "dir", "--options=ro"}, false)
 	if err != nil || !a.Background || a.Options.Debug || !a.Options.ReadOnly {
 		t.Errorf("--daemon --options=ro: %+v %v", a, err)

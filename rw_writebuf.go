@@ -1,0 +1,86 @@
+package gobtrfs
+
+import (
+	"sync"
+
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// writeBufMax bounds the bytes one RW gathers before writing them: a
+// stream of small WriteAt calls becomes writes (and extents) of this size.
+const writeBufMax = 32 << 20
+
+// writeBuf gathers consecutive WriteAt calls to one file (each starting
+// where the previous ended) and writes them as one, as the kernel's page
+// cache does before writeback: no path walk, transaction or extent per
+// call. The space is reserved when a call is accepted, so ENOSPC comes
+// from WriteAt itself. Every other RW operation writes the buffer first
+// (settle, from the path resolvers), so none sees the file without it; an
+// error of that write is returned by the operation that caused it.
+type writeBuf struct {
+	mu   sync.Mutex
+	name string
+	id   ondisk.InodeRef
+	off  int64
+	data []byte
+	rsv  uint64 // reserved for data
+}
+
+// appendable reports whether a write of n bytes at off to name continues
+// the buffer and fits.
+func (b *writeBuf) appendable(name string, off int64, n int) bool {
+	return len(b.data) > 0 && b.name == name && off == b.off+int64(len(b.data)) && len(b.data)+n <= writeBufMax
+}
+
+// flushLocked writes the buffer out. b.mu is held.
+func (b *writeBuf) flushLocked(f *fsops.FS) error {
+	if len(b.data) == 0 {
+		return nil
+	}
+	data, rsv, name := b.data, b.rsv, b.name
+	b.data, b.rsv = b.data[:0], 0
+	if _, err := f.WriteAtReserved(b.id, uint64(b.off), data, rsv); err != nil {
+		f.ReleaseData(rsv)
+		return pathError("write", name, err)
+	}
+	return nil
+}
+
+// settle writes out what WriteAt gathered.
+func (w *RW) settle() error {
+	w.wb.mu.Lock()
+	defer w.wb.mu.Unlock()
+	return w.wb.flushLocked(w.f)
+}
+
+// bufferedWrite offers a write to the buffer; it reports whether the
+// buffer took it (then n is len(data)).
+func (w *RW) bufferedWrite(name string, id *ondisk.InodeRef, data []byte, off int64) (bool, error) {
+	if len(data) >= writeBufMax/4 {
+		return false, w.settle()
+	}
+	b := w.wb
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.appendable(name, off, len(data)) {
+		if id == nil {
+			return false, b.flushLocked(w.f)
+		}
+		if err := b.flushLocked(w.f); err != nil {
+			return false, err
+		}
+		b.name, b.id, b.off = name, *id, off
+	}
+	if err := w.f.ReserveData(uint64(len(data))); err != nil {
+		// Too little space for more buffered data: write what is
+		// buffered and let this write find out for itself.
+		return false, b.flushLocked(w.f)
+	}
+	b.rsv += uint64(len(data))
+	if b.data == nil {
+		b.data = make([]byte, 0, writeBufMax)
+	}
+	b.data = append(b.data, data...)
+	return true, nil
+}

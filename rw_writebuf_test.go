@@ -1,0 +1,107 @@
+package gobtrfs_test
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/gobtrfs/gobtrfs"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
+)
+
+// TestRWWriteAtGathers: a stream of 4 KiB WriteAt calls is gathered in
+// memory, yet every other operation sees it (ReadFile mid-stream, a
+// Truncate, a write to another file in between), Close writes it out, and
+// the image read afresh holds exactly what was written, in few extents.
+// A stream larger than the free space fails in WriteAt with ENOSPC.
+func TestRWWriteAtGathers(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "img")
+	if err := gobtrfs.CreateImage(img, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	w, err := gobtrfs.OpenRW(img, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 12 << 20
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i/4096 + i)
+	}
+	for off := 0; off < size; off += 4096 {
+		if _, err := w.WriteAt("/f", want[off:off+4096], int64(off)); err != nil {
+			t.Fatal(err)
+		}
+		switch off {
+		case 1 << 20:
+			got, err := w.ReadFile("/f")
+			if err != nil || !bytes.Equal(got, want[:off+4096]) {
+				t.Fatalf("ReadFile mid-stream: %d bytes, %v; want %d", len(got), err, off+4096)
+			}
+		case 2 << 20:
+			if _, err := w.WriteAt("/g", []byte("elsewhere"), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.WriteFile("/t", bytes.Repeat([]byte("t"), 9000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteAt("/t", []byte("TT"), 9000); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Truncate("/t", 9001); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := gobtrfs.Open(img, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, exp := range map[string][]byte{"f": want, "g": []byte("elsewhere"), "t": append(bytes.Repeat([]byte("t"), 9000), 'T')} {
+		got, err := r.ReadFile(name)
+		if err != nil || !bytes.Equal(got, exp) {
+			t.Errorf("%s: %d bytes, %v; want %d", name, len(got), err, len(exp))
+		}
+	}
+	fh, err := r.Open("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fh.(*gobtrfs.File)
+	got := make([]byte, size)
+	if _, err := f.ReadAt(got, 0); err != nil {
+		t.Fatal(err)
+	}
+	n := f.CachedExtents()
+	t.Logf("%d MiB in 4 KiB writes: %d extents", size>>20, n)
+	if n == 0 || n > 4 {
+		t.Errorf("%d MiB in 4 KiB writes: %d extents, want a few", size>>20, n)
+	}
+	f.Close()
+	r.Close()
+	checktest.Image(t, img)
+
+	// ENOSPC is WriteAt's, not a later call's.
+	w, err = gobtrfs.OpenRW(img, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	buf := make([]byte, 4096)
+	for off := int64(0); ; off += 4096 {
+		if _, err := w.WriteAt("/big", buf, off); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("write at %d: %v, want ENOSPC", off, err)
+			}
+			break
+		}
+		if off > 512<<20 {
+			t.Fatal("wrote more than the image holds")
+		}
+	}
+}
