@@ -3,6 +3,8 @@ package gobtrfs_test
 import (
 	"bytes"
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -102,6 +104,54 @@ func TestRWWriteAtGathers(t *testing.T) {
 		}
 		if off > 512<<20 {
 			t.Fatal("wrote more than the image holds")
+		}
+	}
+}
+
+// TestRWWriteAtGatheredSeenByEntries: a directory entry listed before a
+// gathered RW.WriteAt reports the size the write gave (Info stats the
+// inode now, as os.DirEntry's does), through RW.ReadDir, RWFile.ReadDir
+// and the io/fs view.
+func TestRWWriteAtGatheredSeenByEntries(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "img")
+	if err := gobtrfs.CreateImage(img, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	w, err := gobtrfs.OpenRW(img, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.WriteAt("/f", make([]byte, 100), 0); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := w.ReadDir("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.OpenFile("/", os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fents, err := d.ReadDir(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vents, err := fs.ReadDir(w.FS(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteAt("/f", make([]byte, 100), 100); err != nil { // gathered
+		t.Fatal(err)
+	}
+	for what, es := range map[string][]fs.DirEntry{"RW.ReadDir": ents, "RWFile.ReadDir": fents, "fs.ReadDir": vents} {
+		for _, e := range es {
+			if e.Name() != "f" {
+				continue
+			}
+			if fi, err := e.Info(); err != nil || fi.Size() != 200 {
+				t.Errorf("%s: Info of f after a gathered write: %v, %v; want size 200", what, fi, err)
+			}
 		}
 	}
 }

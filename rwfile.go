@@ -418,8 +418,12 @@ func rwEntryType(e *fsops.Entry) fs.FileMode {
 	return ftMode(e.Type)
 }
 
-// Info stats the entry's inode (a symlink is not followed).
+// Info stats the entry's inode now (a symlink is not followed), with what
+// RW.WriteAt gathered written first.
 func (d *rwDirEntry) Info() (fs.FileInfo, error) {
+	if err := d.w.settle(); err != nil {
+		return nil, err
+	}
 	id := d.e.Target(d.dir.Root)
 	x, err := d.w.f.Stat(id)
 	if err != nil {
