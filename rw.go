@@ -20,7 +20,8 @@ import (
 // transaction; Commit makes it durable (also done every CommitInterval and
 // by Close).
 //
-// RW is safe for concurrent use: it keeps no state of its own, and each
+// RW is safe for concurrent use: its only state is the WriteAt gather
+// buffer (rw_writebuf.go), which no call sees stale, and each
 // operation on the image it makes runs alone (fsops serialises them). A
 // call made of several operations (a path walk, MkdirAll, WriteFile,
 // RemoveAll) is not atomic: another goroutine's change may land between
@@ -175,7 +176,8 @@ func (w *RW) WriteAt(name string, data []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, pathError("write", name, syscall.EINVAL)
 	}
-	if ok, err := w.bufferedWrite(name, nil, data, off); ok || err != nil {
+	gen := w.wb.gen.Load() // before the name is resolved (rw_writebuf.go)
+	if ok, err := w.bufferedWrite(name, nil, gen, data, off); ok || err != nil {
 		if err != nil {
 			return 0, err
 		}
@@ -185,7 +187,7 @@ func (w *RW) WriteAt(name string, data []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, pathError("write", name, err)
 	}
-	if ok, err := w.bufferedWrite(name, &id, data, off); ok || err != nil {
+	if ok, err := w.bufferedWrite(name, &id, gen, data, off); ok || err != nil {
 		if err != nil {
 			return 0, err
 		}
@@ -274,6 +276,7 @@ func (w *RW) Mknod(name string, mode uint32, dev uint64) error {
 
 // Remove removes a file, an empty directory or an empty subvolume.
 func (w *RW) Remove(name string) error {
+	defer w.namesChanged()
 	_, x, err := w.lookup(name, false)
 	var dir ondisk.InodeRef
 	var base string
@@ -297,6 +300,7 @@ func (w *RW) Remove(name string) error {
 // A name whose last component is "." or ".." is refused (EINVAL), as
 // os.RemoveAll refuses it.
 func (w *RW) RemoveAll(name string) error {
+	defer w.namesChanged()
 	if parts := namei.Split(strings.TrimRight(name, "/")); len(parts) > 0 && (parts[len(parts)-1] == "." || parts[len(parts)-1] == "..") {
 		return pathError("remove", name, syscall.EINVAL)
 	}
@@ -347,6 +351,7 @@ const (
 
 // RenameFlags is Rename with RenameNoReplace or RenameExchange.
 func (w *RW) RenameFlags(oldname, newname string, flags uint32) error {
+	defer w.namesChanged()
 	sd, sb, err := w.parent(oldname)
 	if err == nil {
 		var dd ondisk.InodeRef
@@ -505,6 +510,7 @@ func (w *RW) Snapshot(src, name string, readonly bool) error {
 
 // DeleteSubvolume deletes the subvolume at name with everything in it.
 func (w *RW) DeleteSubvolume(name string) error {
+	defer w.namesChanged()
 	dir, base, err := w.parent(name)
 	if err == nil {
 		err = w.f.DeleteSubvolume(dir, base)

@@ -2,6 +2,7 @@ package gobtrfs
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -25,13 +26,27 @@ type writeBuf struct {
 	off  int64
 	data []byte
 	rsv  uint64 // reserved for data
+	// gen counts the RW operations that changed what names resolve to
+	// (remove, rename, subvolume delete), bumped when each ends; the
+	// buffer keeps the count read before its name was resolved, and a
+	// write that names the buffer's file by name continues it only if
+	// no such operation ended since: else a WriteAt after a rename of
+	// the file (by another goroutine, between that resolution and the
+	// write being gathered) would land in the renamed file.
+	gen    atomic.Uint64
+	bufGen uint64
 }
 
-// appendable reports whether a write of n bytes at off to name continues
-// the buffer and fits.
-func (b *writeBuf) appendable(name string, off int64, n int) bool {
-	return len(b.data) > 0 && b.name == name && off == b.off+int64(len(b.data)) && len(b.data)+n <= writeBufMax
+// appendable reports whether a write of n bytes at off to name, whose
+// caller read gen before resolving anything, continues the buffer and
+// fits.
+func (b *writeBuf) appendable(name string, gen uint64, off int64, n int) bool {
+	return len(b.data) > 0 && b.name == name && b.bufGen == gen && off == b.off+int64(len(b.data)) && len(b.data)+n <= writeBufMax
 }
+
+// namesChanged is deferred by the operations that change what a name
+// resolves to.
+func (w *RW) namesChanged() { w.wb.gen.Add(1) }
 
 // flushLocked writes the buffer out. b.mu is held.
 func (b *writeBuf) flushLocked(f *fsops.FS) error {
@@ -56,21 +71,21 @@ func (w *RW) settle() error {
 
 // bufferedWrite offers a write to the buffer; it reports whether the
 // buffer took it (then n is len(data)).
-func (w *RW) bufferedWrite(name string, id *ondisk.InodeRef, data []byte, off int64) (bool, error) {
+func (w *RW) bufferedWrite(name string, id *ondisk.InodeRef, gen uint64, data []byte, off int64) (bool, error) {
 	if len(data) >= writeBufMax/4 {
 		return false, w.settle()
 	}
 	b := w.wb
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.appendable(name, off, len(data)) {
+	if !b.appendable(name, gen, off, len(data)) {
 		if id == nil {
 			return false, b.flushLocked(w.f)
 		}
 		if err := b.flushLocked(w.f); err != nil {
 			return false, err
 		}
-		b.name, b.id, b.off = name, *id, off
+		b.name, b.id, b.off, b.bufGen = name, *id, off, gen
 	}
 	if err := w.f.ReserveData(uint64(len(data))); err != nil {
 		// Too little space for more buffered data: write what is
