@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,6 +30,9 @@ import (
 type RW struct {
 	f  *fsops.FS
 	wb *writeBuf // consecutive WriteAt calls gathered (rw_writebuf.go)
+	// timerStop and timerDone run the CommitInterval timer (nil without).
+	timerStop, timerDone chan struct{}
+	timerOnce            sync.Once
 }
 
 // RWOptions tune OpenRW.
@@ -56,10 +60,11 @@ func OpenRW(path string, opts *RWOptions) (*RW, error) {
 	if err != nil {
 		return nil, err
 	}
+	w := &RW{f: f, wb: &writeBuf{}}
 	if opts.CommitInterval > 0 {
-		f.StartCommitTimer(opts.CommitInterval)
+		w.startCommitTimer(opts.CommitInterval)
 	}
-	return &RW{f: f, wb: &writeBuf{}}, nil
+	return w, nil
 }
 
 // Commit makes every change so far durable.
@@ -72,6 +77,7 @@ func (w *RW) Commit() error {
 
 // Close commits and closes the image.
 func (w *RW) Close() error {
+	w.stopCommitTimer()
 	err := w.settle()
 	w.wb.data = nil
 	if cerr := w.f.Close(); err == nil {

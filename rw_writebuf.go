@@ -3,6 +3,7 @@ package gobtrfs
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -98,4 +99,35 @@ func (w *RW) bufferedWrite(name string, id *ondisk.InodeRef, gen uint64, data []
 	}
 	b.data = append(b.data, data...)
 	return true, nil
+}
+
+// startCommitTimer commits every d as RW.Commit does: what WriteAt
+// gathered goes in too (the engine's own timer does not know the buffer,
+// and a stream of small appends would stay in memory until another call).
+func (w *RW) startCommitTimer(d time.Duration) {
+	w.timerStop, w.timerDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(w.timerDone)
+		tk := time.NewTicker(d)
+		defer tk.Stop()
+		for {
+			select {
+			case <-w.timerStop:
+				return
+			case <-tk.C:
+				if err := w.Commit(); err != nil {
+					return // as the engine's timer: the next call reports it
+				}
+			}
+		}
+	}()
+}
+
+// stopCommitTimer stops the timer and waits for a commit it started.
+func (w *RW) stopCommitTimer() {
+	if w.timerStop == nil {
+		return
+	}
+	w.timerOnce.Do(func() { close(w.timerStop) })
+	<-w.timerDone
 }

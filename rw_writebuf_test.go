@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
@@ -198,4 +199,41 @@ func TestRWWriteAtGatheredRenameRace(t *testing.T) {
 	if bad > 0 {
 		t.Errorf("a WriteAt to /a after the rename of /a to /b returned landed in /b (%d rounds of 2000)", bad)
 	}
+}
+
+// TestRWWriteAtGatheredCommitInterval: with RWOptions.CommitInterval, a
+// gathered RW.WriteAt is committed by the timer like every other change
+// (a stream of small appends, as a logger writes, stayed in memory until
+// some other call or Close).
+func TestRWWriteAtGatheredCommitInterval(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "img")
+	if err := gobtrfs.CreateImage(img, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	w, err := gobtrfs.OpenRW(img, &gobtrfs.RWOptions{CommitInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	line := []byte("log line\n")
+	for i := range 3 {
+		if _, err := w.WriteAt("/log", line, int64(i*len(line))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := bytes.Repeat(line, 3)
+	var got []byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		// what a reader of the image file sees: the committed state
+		fsys, err := gobtrfs.Open(img, &gobtrfs.Options{Warn: func(string) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ = fsys.ReadFile("log")
+		fsys.Close()
+		if bytes.Equal(got, want) {
+			return
+		}
+	}
+	t.Fatalf("after 5 s of 50 ms commit intervals the image holds %q; want %q", got, want)
 }
