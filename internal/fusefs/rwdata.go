@@ -162,7 +162,33 @@ func (r *rwState) reserve(n int64) error {
 	if fits() {
 		return nil
 	}
+	// An unlinked file whose last close is still on its way (the kernel
+	// sends RELEASE after close(2) has returned) holds its space until
+	// that release: give such releases a moment, as a close on kernel
+	// btrfs frees the inode before it returns.
+	for i := 0; i < 10 && r.hiddenOpen(); i++ {
+		time.Sleep(20 * time.Millisecond)
+		if err := r.ops.Commit(); err != nil {
+			return err
+		}
+		if fits() {
+			return nil
+		}
+	}
 	return fmt.Errorf("write of %d bytes: %w", n, syscall.ENOSPC)
+}
+
+// hiddenOpen reports whether an open file has lost its last name (it
+// holds a hidden one until its last release; orphan.go).
+func (r *rwState) hiddenOpen() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, st := range r.open {
+		if st.orphan != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // throttle accounts n buffered bytes: above half the limit the flusher is
