@@ -237,3 +237,38 @@ func TestRWWriteAtGatheredCommitInterval(t *testing.T) {
 	}
 	t.Fatalf("after 5 s of 50 ms commit intervals the image holds %q; want %q", got, want)
 }
+
+// TestRWFileAppendAfterGathered: an O_APPEND Write lands after what
+// RW.WriteAt gathered for the same file, as two appends to one file do
+// (it took the size from before the gathered bytes and wrote over them).
+func TestRWFileAppendAfterGathered(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "img")
+	if err := gobtrfs.CreateImage(img, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	w, err := gobtrfs.OpenRW(img, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	f, err := w.OpenFile("/log", os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteAt("/log", []byte("two\n"), 4); err != nil { // opens /log: settles
+		t.Fatal(err)
+	}
+	if _, err := w.WriteAt("/log", []byte("three\n"), 8); err != nil { // gathered
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("four\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := w.ReadFile("/log"); err != nil || string(got) != "one\ntwo\nthree\nfour\n" {
+		t.Errorf("file holds %q, %v; want the four lines in order", got, err)
+	}
+}

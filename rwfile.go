@@ -275,6 +275,9 @@ func (f *RWFile) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.flag&os.O_APPEND != 0 {
+		if err := f.ready("write"); err != nil { // the size after what RW.WriteAt gathered
+			return 0, err
+		}
 		x, err := f.w.f.Stat(f.id)
 		if err != nil {
 			return 0, pathError("write", f.name, err)
