@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"strings"
 	"sync"
 	"syscall"
@@ -181,6 +182,11 @@ func (w *RW) openFile(name string, perm fs.FileMode, truncate bool) (ondisk.Inod
 func (w *RW) WriteAt(name string, data []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, pathError("write", name, syscall.EINVAL)
+	}
+	if off > math.MaxInt64-int64(len(data)) {
+		// past the largest file size (MAX_LFS_FILESIZE): refused now, not
+		// gathered to fail in whichever call writes the buffer out
+		return 0, pathError("write", name, syscall.EFBIG)
 	}
 	gen := w.wb.gen.Load() // before the name is resolved (rw_writebuf.go)
 	if ok, err := w.bufferedWrite(name, nil, gen, data, off); ok || err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -270,5 +271,29 @@ func TestRWFileAppendAfterGathered(t *testing.T) {
 	}
 	if got, err := w.ReadFile("/log"); err != nil || string(got) != "one\ntwo\nthree\nfour\n" {
 		t.Errorf("file holds %q, %v; want the four lines in order", got, err)
+	}
+}
+
+// TestRWWriteAtPastMaxFileSize: a WriteAt that would end past the
+// largest file size fails with EFBIG itself; it was gathered, reported
+// done, and failed the next, unrelated call.
+func TestRWWriteAtPastMaxFileSize(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "img")
+	if err := gobtrfs.CreateImage(img, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	w, err := gobtrfs.OpenRW(img, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.WriteAt("/h", []byte("ab"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.WriteAt("/h", []byte("abcd"), math.MaxInt64-3); !errors.Is(err, syscall.EFBIG) {
+		t.Errorf("WriteAt ending past 2^63-1: %d, %v; want EFBIG", n, err)
+	}
+	if err := w.Mkdir("/unrelated", 0o755); err != nil {
+		t.Errorf("the next call: %v", err)
 	}
 }
