@@ -199,11 +199,15 @@ func (w *RW) WriteAt(name string, data []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, pathError("write", name, err)
 	}
-	if ok, err := w.bufferedWrite(name, &id, gen, data, off); ok || err != nil {
-		if err != nil {
-			return 0, err
+	// a file of a read-only subvolume is not gathered: its EROFS is this
+	// call's, not that of whichever later call writes the buffer out
+	if ro, rerr := w.f.SubvolumeReadonly(id.Root); rerr == nil && !ro {
+		if ok, err := w.bufferedWrite(name, &id, gen, data, off); ok || err != nil {
+			if err != nil {
+				return 0, err
+			}
+			return len(data), nil
 		}
-		return len(data), nil
 	}
 	n, err := w.f.WriteAt(id, uint64(off), data)
 	if err != nil {

@@ -297,3 +297,29 @@ func TestRWWriteAtPastMaxFileSize(t *testing.T) {
 		t.Errorf("the next call: %v", err)
 	}
 }
+
+// TestRWWriteAtReadonlySubvolume: a WriteAt to a file of a read-only
+// snapshot fails with EROFS itself; it was gathered, reported done, and
+// failed the next, unrelated call.
+func TestRWWriteAtReadonlySubvolume(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "img")
+	if err := gobtrfs.CreateImage(img, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	w, err := gobtrfs.OpenRW(img, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, err := range []error{w.CreateSubvolume("/sv"), w.WriteFile("/sv/f", []byte("x"), 0o644), w.Snapshot("/sv", "/snap", true)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := w.WriteAt("/snap/f", []byte("y"), 1); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("WriteAt in a read-only snapshot: %d, %v; want EROFS", n, err)
+	}
+	if err := w.Mkdir("/unrelated", 0o755); err != nil {
+		t.Errorf("the next call: %v", err)
+	}
+}
