@@ -199,9 +199,7 @@ func (w *RW) WriteAt(name string, data []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, pathError("write", name, err)
 	}
-	// a file of a read-only subvolume is not gathered: its EROFS is this
-	// call's, not that of whichever later call writes the buffer out
-	if ro, rerr := w.f.SubvolumeReadonly(id.Root); rerr == nil && !ro {
+	if w.gatherable(id) {
 		if ok, err := w.bufferedWrite(name, &id, gen, data, off); ok || err != nil {
 			if err != nil {
 				return 0, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
 // writeBufMax bounds the bytes one RW gathers before writing them: a
@@ -130,4 +131,17 @@ func (w *RW) stopCommitTimer() {
 	}
 	w.timerOnce.Do(func() { close(w.timerStop) })
 	<-w.timerDone
+}
+
+// gatherable reports whether writes to id may be gathered: a regular file
+// of a writable subvolume. Others (a fifo, a file of a read-only
+// snapshot) are written at once, so their error (EINVAL, EROFS) is the
+// WriteAt's, not that of whichever later call writes the buffer out.
+func (w *RW) gatherable(id ondisk.InodeRef) bool {
+	x, err := w.f.Stat(id)
+	if err != nil || x.Mode&item.SIFMT != item.SIFREG {
+		return false
+	}
+	ro, err := w.f.SubvolumeReadonly(id.Root)
+	return err == nil && !ro
 }

@@ -296,11 +296,20 @@ func TestRWWriteAtPastMaxFileSize(t *testing.T) {
 	if err := w.Mkdir("/unrelated", 0o755); err != nil {
 		t.Errorf("the next call: %v", err)
 	}
+	if err := w.Mknod("/fifo", syscall.S_IFIFO|0o644, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.WriteAt("/fifo", []byte("y"), 0); err == nil {
+		t.Errorf("WriteAt to a fifo: %d, %v; want an error", n, err)
+	}
+	if err := w.Mkdir("/unrelated2", 0o755); err != nil {
+		t.Errorf("the call after the fifo's: %v", err)
+	}
 }
 
 // TestRWWriteAtReadonlySubvolume: a WriteAt to a file of a read-only
-// snapshot fails with EROFS itself; it was gathered, reported done, and
-// failed the next, unrelated call.
+// snapshot fails with EROFS itself, and one to a fifo with its error; they
+// were gathered, reported done, and failed the next, unrelated call.
 func TestRWWriteAtReadonlySubvolume(t *testing.T) {
 	img := filepath.Join(t.TempDir(), "img")
 	if err := gobtrfs.CreateImage(img, 256<<20); err != nil {
@@ -321,5 +330,14 @@ func TestRWWriteAtReadonlySubvolume(t *testing.T) {
 	}
 	if err := w.Mkdir("/unrelated", 0o755); err != nil {
 		t.Errorf("the next call: %v", err)
+	}
+	if err := w.Mknod("/fifo", syscall.S_IFIFO|0o644, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.WriteAt("/fifo", []byte("y"), 0); err == nil {
+		t.Errorf("WriteAt to a fifo: %d, %v; want an error", n, err)
+	}
+	if err := w.Mkdir("/unrelated2", 0o755); err != nil {
+		t.Errorf("the call after the fifo's: %v", err)
 	}
 }
