@@ -5,6 +5,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
@@ -37,6 +38,21 @@ func compressionFlags(v string) (uint64, error) {
 		}
 	}
 	return 0, errf(syscall.EINVAL, "btrfs.compression value %q: not lzo, zlib, zstd, no or none", v)
+}
+
+// propCompression is the algorithm id's btrfs.compression property names
+// (None without one, or for "no"/"none"). mirrors btrfs_load_inode_props
+// (prop_compression_apply sets inode->prop_compress)
+func (o *op) propCompression(id ondisk.InodeRef) (compress.Alg, error) {
+	d, err := o.findXattr(id, propCompression)
+	if err != nil || d == nil {
+		return compress.None, err
+	}
+	alg, err := compress.ParseAlg(string(d.Data))
+	if err != nil {
+		return compress.None, nil // not ours to judge here: the flag alone decides
+	}
+	return alg, nil
 }
 
 // setProp sets (value non-nil) or removes property name on id: the xattr

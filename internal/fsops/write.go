@@ -91,6 +91,11 @@ func (o *op) write(id ondisk.InodeRef, x *item.InodeItem, off uint64, data []byt
 	if err != nil {
 		return err
 	}
+	if x.Flags&item.InodeCompress != 0 {
+		if st.prop, err = o.propCompression(id); err != nil {
+			return err
+		}
+	}
 	if inl != nil && start >= ss {
 		// the inline extent lies before the range: it becomes a regular one
 		if err := o.addUninline(st, id, x, inl); err != nil {
@@ -194,6 +199,9 @@ type store struct {
 	segs  []storeSeg
 	need  uint64 // data bytes of the copy-on-write segments
 	items int    // metadata items of the extents and checksums
+	// prop is the algorithm of the inode's btrfs.compression property, if
+	// any: it wins over the mount's (prop.go)
+	prop compress.Alg
 }
 
 // addRange adds the sector-aligned buf at start: in place where the file is
@@ -237,7 +245,11 @@ func (o *op) addRange(st *store, id ondisk.InodeRef, x *item.InodeItem, start ui
 // addCow adds a copy-on-write segment.
 func (st *store) addCow(f *FS, x *item.InodeItem, a uint64, buf []byte) {
 	n := uint64(len(buf))
-	st.segs = append(st.segs, storeSeg{a: a, buf: buf, alg: f.compressionFor(x)})
+	alg := f.compressionFor(x)
+	if alg != compress.None && st.prop != compress.None {
+		alg = st.prop
+	}
+	st.segs = append(st.segs, storeSeg{a: a, buf: buf, alg: alg})
 	st.need += n
 	st.items += f.cowItems(n, x.Flags&item.InodeNoDataSum == 0)
 }
