@@ -1,7 +1,7 @@
 # make test installs what the tests need (when missing and running as root),
 # then runs every Go test plus short fuzz runs.
 GO ?= go
-FUZZTIME ?= 3s
+FUZZTIME ?= 2s
 # staticcheck, pinned; `go run pkg@version` fetches it through the module
 # proxy on a fresh machine and keeps it out of go.mod.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
