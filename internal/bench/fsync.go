@@ -24,6 +24,7 @@ func benchFsync(args []string, out io.Writer) error {
 	rounds := fl.Int("rounds", 20, "small-file fsyncs timed")
 	files := fl.Int("files", 1000, "new files created, written (4 KiB) and fsync'd")
 	base := fl.String("dir", "/dev/shm", "scratch directory (tmpfs)")
+	noWBC := fl.Bool("no-writeback-cache", false, "mount ours with -o no_writeback_cache")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -50,7 +51,7 @@ func benchFsync(args []string, out io.Writer) error {
 		t.add(name, ms(pct(r.small, 0)), ms(pct(r.small, 50)), ms(pct(r.small, 100)),
 			ms(pct(r.create, 50)), ms(pct(r.create, 99)), ms(pct(r.create, 100)))
 	}
-	mt, mnt, stop, err := e.ours("ours", size, fusefs.Options{CommitInterval: time.Hour})
+	mt, mnt, stop, err := e.ours("ours", size, fusefs.Options{CommitInterval: time.Hour, NoWritebackCache: *noWBC})
 	if err != nil {
 		return err
 	}
