@@ -52,6 +52,7 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 
 // Read reads file data: on-disk bytes, with buffered writes over them.
 func (n *Node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n.m.reqs.read(len(dest))
 	if n.m.rw != nil {
 		buf, err := n.m.rw.read(n.id, dest, off)
 		if err != nil {
