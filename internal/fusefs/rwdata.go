@@ -353,6 +353,9 @@ func (r *rwState) setattr(id ondisk.InodeRef, a fsops.SetAttr, withFile bool) er
 		l := r.lock(id)
 		l.Lock()
 		defer l.Unlock()
+		if err := r.keepCtime(id, &a); err != nil { // ctimestale.go
+			return err
+		}
 		setTime()
 		_, err := r.ops.Setattr(id, a)
 		return err
@@ -382,6 +385,9 @@ func (r *rwState) setattr(id ondisk.InodeRef, a fsops.SetAttr, withFile bool) er
 		return err
 	}
 	r.diskTimes(id)
+	if err := r.keepCtime(id, &a); err != nil { // ctimestale.go
+		return err
+	}
 	setTime()
 	_, err := r.ops.Setattr(id, a)
 	return err
