@@ -196,3 +196,7 @@ func (o *op) tree(id ondisk.ObjectID) (*ctree.Tree, error) {
 
 // CommittedGeneration is the generation of the last commit on disk.
 func (f *FS) CommittedGeneration() ondisk.Generation { return f.tx.Super().Generation }
+
+// Trim discards the filesystem's free space (FITRIM, txn.Engine.Trim) and
+// returns the bytes discarded.
+func (f *FS) Trim(r txn.TrimRange) (uint64, error) { return f.tx.Trim(r) }
