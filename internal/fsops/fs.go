@@ -122,6 +122,20 @@ func (f *FS) commitLocked() error {
 	return nil
 }
 
+// view runs fn, which only reads, in a handle of the running transaction
+// (so it sees what earlier operations of it wrote). It skips what run
+// does for a change: f.mu (fsops' own maps are not read), the clock, the
+// tree map made up front, the space accounting. A READ request runs as a
+// view.
+func (f *FS) view(fn func(o *op) error) error {
+	h, err := f.tx.Begin()
+	if err != nil {
+		return err
+	}
+	defer h.End()
+	return fn(&op{f: f, h: h, a: h.Alloc(), transid: uint64(h.Transid())})
+}
+
 // op is one operation's context: a transaction handle and the trees it touched.
 type op struct {
 	f       *FS
@@ -189,6 +203,9 @@ func (o *op) tree(id ondisk.ObjectID) (*ctree.Tree, error) {
 	t, err := o.h.Tree(id)
 	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", ondisk.TreeName(id), err)
+	}
+	if o.trees == nil {
+		o.trees = map[ondisk.ObjectID]*ctree.Tree{} // a view makes none up front
 	}
 	o.trees[id] = t
 	return t, nil

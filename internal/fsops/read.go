@@ -13,23 +13,41 @@ import (
 
 // ReadAt reads up to n bytes of file id at off (fewer at the end of the file).
 func (f *FS) ReadAt(id ondisk.InodeRef, off uint64, n int) ([]byte, error) {
-	var out []byte
-	err := f.run(func(o *op) error {
-		x, err := o.inode(id)
+	buf := make([]byte, n)
+	k, _, err := f.ReadInto(id, off, buf)
+	if err != nil {
+		return nil, err
+	}
+	return buf[:k], nil
+}
+
+// ReadInto reads file id at off into p, up to the end of the file, and
+// returns how many bytes it filled and the inode item the read saw (also
+// with an error once the inode was read: a caller deciding on the atime
+// needs no second lookup; a zero Mode means it was not). It runs as a
+// view: no clock, no space accounting, no allocation for the data.
+func (f *FS) ReadInto(id ondisk.InodeRef, off uint64, p []byte) (int, item.InodeItem, error) {
+	var k int
+	var x item.InodeItem
+	err := f.view(func(o *op) error {
+		ip, err := o.inode(id)
 		if err != nil {
 			return err
 		}
+		x = *ip
 		if isDir(x.Mode) {
 			return errf(syscall.EISDIR, "read %v", id)
 		}
 		if off >= x.Size {
 			return nil
 		}
-		n = int(min(uint64(n), x.Size-off))
-		out, err = o.readRange(id, x, off, n)
-		return err
+		k = int(min(uint64(len(p)), x.Size-off))
+		return o.readRangeInto(id, &x, off, p[:k])
 	})
-	return out, err
+	if err != nil {
+		k = 0
+	}
+	return k, x, err
 }
 
 // Readlink returns a symlink's target.
@@ -73,15 +91,27 @@ const pathMax = 4096
 // holds intact fails the read with a *fileread.DataError (ErrCorrupt).
 func (o *op) readRange(id ondisk.InodeRef, x *item.InodeItem, off uint64, n int) ([]byte, error) {
 	buf := make([]byte, n)
+	if err := o.readRangeInto(id, x, off, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// readRangeInto is readRange into p (len(p) bytes at off); it zeroes what
+// no extent holds.
+func (o *op) readRangeInto(id ondisk.InodeRef, x *item.InodeItem, off uint64, p []byte) error {
+	n := len(p)
 	limit := x.Size
 	if n == 0 || off >= limit {
-		return buf, nil
+		clear(p)
+		return nil
 	}
 	end := min(off+uint64(n), limit)
 	es, err := o.extents(id, off, end)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	pos := off // p is filled (or zeroed) below pos
 	for i := range es {
 		e := &es[i]
 		a := max(e.off, off)
@@ -89,11 +119,16 @@ func (o *op) readRange(id ondisk.InodeRef, x *item.InodeItem, off uint64, n int)
 		if a >= b || !e.data() {
 			continue
 		}
-		if err := o.readExtent(id, x, e, a, buf[a-off:b-off]); err != nil {
-			return nil, err
+		if a > pos {
+			clear(p[pos-off : a-off])
 		}
+		if err := o.readExtent(id, x, e, a, p[a-off:b-off]); err != nil {
+			return err
+		}
+		pos = max(pos, b)
 	}
-	return buf, nil
+	clear(p[pos-off:])
+	return nil
 }
 
 // readExtent fills dst with the file bytes at pos that e holds.

@@ -52,14 +52,31 @@ func (m *fsys) atimeDue(a *attr, now time.Time) bool {
 // until the next writeback of everything (flushAll: the periodic commit,
 // sync, fsync of the inode, remount,ro, unmount) writes it into the inode
 // item: one inode update per inode and commit, however many reads.
-func (m *fsys) accessed(id ondisk.InodeRef) {
-	if mode, _ := m.atimeRule(); m.rw == nil || mode == AtimeNever {
+func (m *fsys) accessed(id ondisk.InodeRef) { m.accessedAttr(id, nil) }
+
+// accessedAttr is accessed with id's attributes as getattr shows them
+// (a READ has them from the inode item it read); nil looks them up.
+func (m *fsys) accessedAttr(id ondisk.InodeRef, a *attr) {
+	mode, _ := m.atimeRule()
+	if m.rw == nil || mode == AtimeNever {
 		return
 	}
 	r := m.rw
-	a, err := r.getattr(id)
+	if a == nil {
+		v, err := r.getattr(id)
+		if err != nil {
+			return
+		}
+		a = &v
+	}
+	// time.Now (vDSO) is never behind the coarse clock (a system call
+	// here): when the atime is not due by it, it is not due by the coarse
+	// clock either (relatime), and most reads stop here
+	if mode != AtimeStrict && !m.atimeDue(a, time.Now()) {
+		return
+	}
 	now := now()
-	if err != nil || !m.atimeDue(&a, now) {
+	if !m.atimeDue(a, now) {
 		return
 	}
 	r.mu.Lock()

@@ -52,12 +52,13 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 
 // Read reads file data: on-disk bytes, with buffered writes over them.
 func (n *Node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n.m.reqs.read(len(dest))
 	if n.m.rw != nil {
-		buf, err := n.m.rw.read(n.id, dest, off)
+		buf, a, err := n.m.rw.read(n.id, dest, off)
 		if err != nil {
 			return nil, n.m.errnoOf("read", n.id, err)
 		}
-		n.m.accessed(n.id)
+		n.m.accessedAttr(n.id, a)
 		return fuse.ReadResultVector([][]byte{buf}), 0
 	}
 	k, err := n.m.b.ReadAt(n.id, dest, off)

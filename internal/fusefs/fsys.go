@@ -30,6 +30,8 @@ type fsys struct {
 	mountpoint string
 	dev        atomic.Uint64
 	server     atomic.Pointer[fuse.Server]
+
+	reqs reqCounters // RequestStats
 }
 
 // nameMax is the longest name btrfs stores (BTRFS_NAME_LEN).

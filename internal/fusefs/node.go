@@ -45,6 +45,7 @@ func (m *fsys) lookup(dir ondisk.InodeRef, name string) (ondisk.InodeRef, attr, 
 // Getattr reports n's attributes; on a read-write mount the size and times
 // include writes still buffered.
 func (n *Node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	n.m.reqs.getattrs.Add(1)
 	a, err := n.m.getattr(n.id)
 	if err != nil {
 		return n.m.errnoOf("getattr", n.id, err)

@@ -59,20 +59,27 @@ func isGone(err error) bool { return errors.Is(err, syscall.ENOENT) }
 
 // read returns file bytes at off: on-disk bytes with dirty bytes over
 // them, up to the end of the file (on disk or buffered, whichever is longer).
-func (r *rwState) read(id ondisk.InodeRef, dest []byte, off int64) ([]byte, error) {
+func (r *rwState) read(id ondisk.InodeRef, dest []byte, off int64) ([]byte, *attr, error) {
 	r.wbMu.RLock()
 	defer r.wbMu.RUnlock()
 	k := id
-	data, err := r.ops.ReadAt(id, uint64(off), len(dest)) // clipped at the on-disk size
+	n, x, err := r.ops.ReadInto(id, uint64(off), dest) // clipped at the on-disk size
+	data := dest[:n]
 	if errors.Is(err, diskio.ErrCorrupt) {
 		data, err = r.readAroundDirty(id, k, int64(len(dest)), off, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var a *attr // the attributes as getattr shows them, for the atime
+	if x.Mode != 0 {
+		v := attrOfItem(&x)
+		r.overlay(id, &v)
+		a = &v
 	}
 	dirtyEnd := r.cache.DirtyEnd(k)
 	if dirtyEnd <= off {
-		return data, nil
+		return data, a, nil
 	}
 	if n := int(min(int64(len(dest)), dirtyEnd-off)); n > len(data) {
 		have := len(data)
@@ -84,7 +91,7 @@ func (r *rwState) read(id ondisk.InodeRef, dest []byte, off int64) ([]byte, erro
 		clear(data[have:])
 	}
 	r.cache.Overlay(k, data, off)
-	return data, nil
+	return data, a, nil
 }
 
 // readAroundDirty retries a read that met damaged on-disk data, taking
