@@ -148,6 +148,12 @@ func (o *op) markInPlace(id ondisk.InodeRef, x *item.InodeItem, e *fext, a uint6
 		}
 		return p
 	}
+	if a == e.off && a > 0 {
+		merged, err := o.mergeWritten(id, e, b, eEnd, piece)
+		if err != nil || merged {
+			return err
+		}
+	}
 	var pieces []fext
 	if a > e.off {
 		pieces = append(pieces, piece(e.off, a, item.FileExtentPrealloc))
@@ -169,4 +175,48 @@ func (o *op) markInPlace(id ondisk.InodeRef, x *item.InodeItem, e *fext, a uint6
 		}
 	}
 	return nil
+}
+
+// mergeWritten marks [e.off, b) of the preallocated extent e written by
+// growing the regular item just before it, when that item maps the bytes
+// of the same disk extent just before (an earlier write into the same
+// preallocation): a stream into a preallocated file so keeps one item per
+// preallocated extent, as the kernel's btrfs_mark_extent_written merges
+// (extent_mergeable). The rest of e, if any, stays preallocated behind
+// the grown item. It reports whether it merged.
+func (o *op) mergeWritten(id ondisk.InodeRef, e *fext, b, eEnd uint64, piece func(from, to uint64, typ uint8) fext) (bool, error) {
+	prevs, err := o.extents(id, e.off-1, e.off)
+	if err != nil || len(prevs) != 1 {
+		return false, err
+	}
+	p := prevs[0]
+	if p.IsInline() || p.Type != item.FileExtentReg || p.DiskBytenr != e.DiskBytenr || p.end(o.f.sectorSize) != e.off ||
+		p.refOffset() != e.refOffset() || p.Compression != item.CompressNone || p.Encryption != 0 || p.OtherEncoding != 0 {
+		return false, nil
+	}
+	t, err := o.tree(id.Root)
+	if err != nil {
+		return false, err
+	}
+	p.NumBytes += b - e.off
+	p.Generation = ondisk.Generation(o.transid)
+	if err := t.UpdateItem(o.a, extentKey(id.Ino, p.off), p.Bytes()); err != nil {
+		return false, fmt.Errorf("merge written extent %d of %v: %w", p.off, id, err)
+	}
+	if err := t.DeleteItem(o.a, extentKey(id.Ino, e.off)); err != nil {
+		return false, fmt.Errorf("merge written extent %d of %v: %w", e.off, id, err)
+	}
+	if b < eEnd {
+		// the preallocated rest moves behind: same reference, new key
+		rest := piece(b, eEnd, item.FileExtentPrealloc)
+		if err := t.InsertItem(o.a, extentKey(id.Ino, b), rest.Bytes()); err != nil {
+			return false, fmt.Errorf("merge written extent %d of %v: %w", b, id, err)
+		}
+		return true, nil
+	}
+	o.f.touchExtent(e.DiskBytenr, id, e.refOffset())
+	if err := o.h.DropDataRef(e.DiskBytenr, e.DiskNumBytes, id.Root, id.Ino, e.refOffset()); err != nil {
+		return false, fmt.Errorf("drop data ref %d of %v: %w", e.DiskBytenr, id, err)
+	}
+	return true, nil
 }

@@ -218,6 +218,21 @@ func (r *rwState) flushAll() error {
 	return err
 }
 
+// flushSettled is the background writeback: flushAll, but the last
+// settleHold bytes of each stream stay dirty (pagecache.SyncSettled): the
+// kernel is still sending pages there, out of order, and writing them now
+// would cut the stream's extent at every hole.
+func (r *rwState) flushSettled() error {
+	err := r.cache.SyncSettled(&r.wbMu, r.settleHold())
+	r.dirty.Store(r.cache.Stats().DirtyBytes)
+	r.flushAtimes(nil)
+	return err
+}
+
+// settleHold is how much of a stream's end background writeback leaves:
+// many WRITEs of max_write (1 MiB) each, well under half the dirty limit.
+func (r *rwState) settleHold() int64 { return min(16<<20, r.limit/8) }
+
 // flushInode writes back id's dirty data. Caller holds wbMu exclusively.
 func (r *rwState) flushInodeLocked(id ondisk.InodeRef) error {
 	return r.cache.Fsync(id)
@@ -506,7 +521,10 @@ func (r *rwState) flusher() {
 		case <-r.stop:
 			return
 		case <-r.kick:
-			if err := r.flushAll(); err != nil {
+			if r.dirty.Load() <= r.limit/2 {
+				continue // a writer over the limit wrote back meanwhile
+			}
+			if err := r.flushSettled(); err != nil {
 				r.m.logf("background writeback: %v", err)
 			}
 		case <-t.C:

@@ -129,6 +129,37 @@ func (d *dirtyRanges) take() []span {
 	return s
 }
 
+// takeSettled removes and returns the spans that lie at least hold bytes
+// below the last dirty byte, cutting the span that crosses that line: the
+// bytes near the end of a stream are still arriving (the kernel's FUSE
+// writeback sends a file's pages in several requests, served
+// concurrently), and writing them now would leave holes that later
+// writes fill with extents of their own. A range of at most hold bytes is
+// taken whole.
+func (d *dirtyRanges) takeSettled(hold int64) []span {
+	if hold <= 0 || d.bytes <= hold {
+		return d.take()
+	}
+	line := d.maxEnd() - hold
+	var out []span
+	i := 0
+	for ; i < len(d.spans) && d.spans[i].end() <= line; i++ {
+		out = append(out, d.spans[i])
+		d.bytes -= int64(len(d.spans[i].data))
+	}
+	if i < len(d.spans) && d.spans[i].off < line {
+		s := &d.spans[i]
+		n := line - s.off
+		// full slice expression: an append to the rest never reaches
+		// the taken bytes, and the taken part cannot grow into the rest
+		out = append(out, span{s.off, s.data[:n:n]})
+		s.off, s.data = line, s.data[n:]
+		d.bytes -= n
+	}
+	d.spans = append(d.spans[:0], d.spans[i:]...)
+	return out
+}
+
 // maxEnd is the end of the last dirty byte, or 0.
 func (d *dirtyRanges) maxEnd() int64 {
 	if len(d.spans) == 0 {

@@ -94,7 +94,13 @@ func (f *inflight) covered(out [][2]int64, off, end int64) [][2]int64 {
 
 // SyncEach writes back every inode on the writeback list, as Sync, one
 // range at a time with lock held around each (see above).
-func (c *Cache) SyncEach(lock sync.Locker) error {
+func (c *Cache) SyncEach(lock sync.Locker) error { return c.SyncSettled(lock, 0) }
+
+// SyncSettled is SyncEach for background writeback: of each inode with
+// more than hold dirty bytes, the last hold bytes below its last dirty
+// byte stay dirty (see dirtyRanges.takeSettled), so that a stream is
+// written back in whole pieces. hold 0 writes everything.
+func (c *Cache) SyncSettled(lock sync.Locker, hold int64) error {
 	c.mu.Lock()
 	var list []*Inode
 	for in := c.head.next; in != &c.head; in = in.next {
@@ -104,7 +110,7 @@ func (c *Cache) SyncEach(lock sync.Locker) error {
 	c.mu.Unlock()
 	var firstErr error
 	for _, in := range list {
-		if err := c.writebackEach(in, lock); err != nil && firstErr == nil {
+		if err := c.writebackEach(in, lock, hold); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
@@ -120,16 +126,17 @@ func (c *Cache) FsyncEach(k ondisk.InodeRef, lock sync.Locker) error {
 	if in == nil {
 		return nil
 	}
-	return c.writebackEach(in, lock)
+	return c.writebackEach(in, lock, 0)
 }
 
-// writebackEach moves in's dirty ranges to its in-flight list, then
-// writes the in-flight list (its own ranges and any an earlier call left)
-// one range at a time until it is empty.
-func (c *Cache) writebackEach(in *Inode, lock sync.Locker) error {
+// writebackEach moves in's dirty ranges (but the last hold bytes, see
+// SyncSettled) to its in-flight list, then writes the in-flight list (its
+// own ranges and any an earlier call left) one range at a time until it
+// is empty.
+func (c *Cache) writebackEach(in *Inode, lock sync.Locker, hold int64) error {
 	lock.Lock()
 	c.mu.Lock()
-	if spans := in.dirty.take(); len(spans) > 0 {
+	if spans := in.dirty.takeSettled(hold); len(spans) > 0 {
 		for _, s := range spans {
 			c.dirty -= int64(len(s.data))
 		}
