@@ -84,7 +84,7 @@ func benchBonnie(args []string, out io.Writer) error {
 		for _, rs := range ratios {
 			xs = append(xs, rs[c])
 		}
-		cells = append(cells, spread(xs))
+		cells = append(cells, spread(xs, "%.2f"))
 	}
 	t.add(cells...)
 	t.print(out)
@@ -139,21 +139,6 @@ func fmtRatio(x float64) string {
 }
 
 // spread prints the median of xs with their range.
-func spread(xs []float64) string {
-	s := append([]float64(nil), xs...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	if len(s) == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f (%.2f-%.2f)", s[len(s)/2], s[0], s[len(s)-1])
-}
-
 // runBonnie runs bonnie++'s file tests in dir and parses its CSV line.
 func runBonnie(dir, n string) (bonnieResult, error) {
 	cmd := exec.Command("bonnie++", "-q", "-u", "root", "-b", "-n", n, "-s", "0", "-d", dir)
