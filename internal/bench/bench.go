@@ -23,6 +23,7 @@ var benchmarks = map[string]benchmark{
 	"commitlat": {"p99 latency of 4 KiB writes while a commit runs every second vs no commits", benchCommitlat},
 	"meta":      {"cp -a of /usr/share/doc, tar -x of a Go source tree, find+stat of it; vs go-fuse loopback and kernel btrfs; peak RSS", benchMeta},
 	"writeat":   {"the library's RW.WriteAt: 400 MiB in 4 KiB writes + commit, vs kernel btrfs (xfs_io pwrite -W)", benchWriteAt},
+	"bonnie":    {"bonnie++ -b (fsync after every create/delete) small-file rates and max latencies vs kernel btrfs, interleaved runs", benchBonnie},
 	"randread":  {"fio 4 KiB random reads of a 32 MiB file: cold and warm (page cache) buffered, O_DIRECT; vs kernel btrfs and go-fuse loopback", benchRandread},
 }
 

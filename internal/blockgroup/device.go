@@ -106,3 +106,10 @@ func (d *DeviceSpace) DevItem() ondisk.DevItem {
 	it.BytesUsed = d.alloc.Total()
 	return it
 }
+
+// Holes lists the unallocated ranges past the reserved start (FITRIM).
+func (d *DeviceSpace) Holes() []Range {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.holes()
+}

@@ -104,7 +104,7 @@ func (o *op) clone(src ondisk.InodeRef, sx *item.InodeItem, srcOff uint64, dst o
 		return err
 	}
 	items := itemsInode + itemsHoles + manyItems(len(es)) + 2 + manyItems(len(des)) + 2
-	if err := o.reserveStore(st, items, false); err != nil {
+	if err := o.reserveStore(dst, st, items, false); err != nil {
 		return fmt.Errorf("clone %v to %v: %w", src, dst, err)
 	}
 	if err := o.applyStore(dst, dx, st); err != nil {

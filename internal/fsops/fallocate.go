@@ -103,7 +103,7 @@ func (o *op) prealloc(id ondisk.InodeRef, x *item.InodeItem, off, end uint64, ke
 		st.need += g.b - g.a
 		items += o.f.cowItems(g.b-g.a, false)
 	}
-	if err := o.reserveStore(st, items, false); err != nil {
+	if err := o.reserveStore(id, st, items, false); err != nil {
 		return fmt.Errorf("fallocate %v at %d+%d: %w", id, off, end-off, err)
 	}
 	for i := range gaps {
@@ -229,7 +229,7 @@ func (o *op) punchHole(id ondisk.InodeRef, x *item.InodeItem, off, end uint64) e
 		}
 		n = len(es)
 	}
-	if err := o.reserveStore(st, itemsInode+itemsHoles+manyItems(n)+2, true); err != nil {
+	if err := o.reserveStore(id, st, itemsInode+itemsHoles+manyItems(n)+2, true); err != nil {
 		return fmt.Errorf("punch hole in %v at %d+%d: %w", id, off, end-off, err)
 	}
 	if err := o.applyStore(id, x, st); err != nil {

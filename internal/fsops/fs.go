@@ -58,6 +58,10 @@ type FS struct {
 	// yet, so they are overwritten in place only when this inode alone
 	// changed them (see canNoCow).
 	touched map[ondisk.LogicalAddr]refOwner
+	// tails are the extents the files' next contiguous writes may grow,
+	// and logging counts the fsyncs under way, which none may (tail.go).
+	tails   map[ondisk.InodeRef]tail
+	logging int
 
 	space       dataSpace     // data space accounting (own lock)
 	nocowChecks atomic.Uint64 // CanNocow calls
@@ -89,6 +93,7 @@ func New(fi *fsinfo.FSInfo, t *txn.Engine, opts Options) *FS {
 		nextIno:    map[ondisk.ObjectID]ondisk.ObjectID{},
 		nextIndex:  map[ondisk.InodeRef]uint64{},
 		touched:    map[ondisk.LogicalAddr]refOwner{},
+		tails:      map[ondisk.InodeRef]tail{},
 	}
 }
 
@@ -109,6 +114,7 @@ func (f *FS) Commit() error {
 	f.mu.Lock()
 	write := f.tx.StartCommit()
 	clear(f.touched) // the frozen extent tree shows them now
+	f.forgetTails()
 	f.mu.Unlock()
 	return write()
 }
@@ -119,6 +125,7 @@ func (f *FS) commitLocked() error {
 		return err
 	}
 	clear(f.touched)
+	f.forgetTails()
 	return nil
 }
 
@@ -213,3 +220,7 @@ func (o *op) tree(id ondisk.ObjectID) (*ctree.Tree, error) {
 
 // CommittedGeneration is the generation of the last commit on disk.
 func (f *FS) CommittedGeneration() ondisk.Generation { return f.tx.Super().Generation }
+
+// Trim discards the filesystem's free space (FITRIM, txn.Engine.Trim) and
+// returns the bytes discarded.
+func (f *FS) Trim(r txn.TrimRange) (uint64, error) { return f.tx.Trim(r) }

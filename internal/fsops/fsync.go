@@ -17,6 +17,15 @@ func (f *FS) logWriter() *treelog.Writer {
 // data must have been written back first. fdatasync is the same call.
 // mirrors btrfs_sync_file
 func (f *FS) Fsync(id ondisk.InodeRef) error {
+	f.mu.Lock()
+	f.logging++ // the log copies file extent items: no tail may grow (tail.go)
+	f.forgetTails()
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.logging--
+		f.mu.Unlock()
+	}()
 	return f.logWriter().Fsync(id, f.Commit)
 }
 

@@ -148,6 +148,9 @@ func (o *op) markInPlace(id ondisk.InodeRef, x *item.InodeItem, e *fext, a uint6
 		}
 		return p
 	}
+	if merged, err := o.mergeWritten(id, e, a, b, piece); err != nil || merged {
+		return err
+	}
 	var pieces []fext
 	if a > e.off {
 		pieces = append(pieces, piece(e.off, a, item.FileExtentPrealloc))
@@ -169,4 +172,109 @@ func (o *op) markInPlace(id ondisk.InodeRef, x *item.InodeItem, e *fext, a uint6
 		}
 	}
 	return nil
+}
+
+// mergeWritten marks [a, b) of the preallocated extent e written by
+// joining it to the regular items beside it that map the bytes of the
+// same disk extent just before or after (earlier writes into the same
+// preallocation): a stream into a preallocated file, even one whose
+// writes arrive out of order, so keeps one item per preallocated extent,
+// as the kernel's btrfs_mark_extent_written merges (extent_mergeable).
+// It reports whether there was a neighbour to join.
+func (o *op) mergeWritten(id ondisk.InodeRef, e *fext, a, b uint64, piece func(from, to uint64, typ uint8) fext) (bool, error) {
+	ss := o.f.sectorSize
+	eEnd := e.end(ss)
+	joins := func(n *fext) bool {
+		return !n.IsInline() && n.Type == item.FileExtentReg && n.DiskBytenr == e.DiskBytenr &&
+			n.DiskNumBytes == e.DiskNumBytes && n.refOffset() == e.refOffset() &&
+			n.Compression == item.CompressNone && n.Encryption == 0 && n.OtherEncoding == 0
+	}
+	var left, right *fext
+	if a == e.off && a > 0 {
+		ps, err := o.extents(id, a-1, a)
+		if err != nil {
+			return false, err
+		}
+		if len(ps) == 1 && ps[0].end(ss) == a && joins(&ps[0]) {
+			left = &ps[0]
+		}
+	}
+	if b == eEnd {
+		ns, err := o.extents(id, b, b+1)
+		if err != nil {
+			return false, err
+		}
+		if len(ns) == 1 && ns[0].off == b && joins(&ns[0]) {
+			right = &ns[0]
+		}
+	}
+	if left == nil && right == nil {
+		return false, nil
+	}
+	t, err := o.tree(id.Root)
+	if err != nil {
+		return false, err
+	}
+	del := func(off uint64, dropRef bool) error {
+		if err := t.DeleteItem(o.a, extentKey(id.Ino, off)); err != nil {
+			return fmt.Errorf("merge written extent %d of %v: %w", off, id, err)
+		}
+		if !dropRef {
+			return nil
+		}
+		o.f.touchExtent(e.DiskBytenr, id, e.refOffset())
+		if err := o.h.DropDataRef(e.DiskBytenr, e.DiskNumBytes, id.Root, id.Ino, e.refOffset()); err != nil {
+			return fmt.Errorf("drop data ref %d of %v: %w", e.DiskBytenr, id, err)
+		}
+		return nil
+	}
+	put := func(n fext, insert bool) error {
+		var err error
+		if insert {
+			err = t.InsertItem(o.a, extentKey(id.Ino, n.off), n.Bytes())
+		} else {
+			err = t.UpdateItem(o.a, extentKey(id.Ino, n.off), n.Bytes())
+		}
+		if err != nil {
+			return fmt.Errorf("merge written extent %d of %v: %w", n.off, id, err)
+		}
+		return nil
+	}
+	gen := ondisk.Generation(o.transid)
+	if left != nil {
+		// [left][a,b)[rest of e, preallocated | right]
+		w := *left
+		w.NumBytes, w.Generation = b-w.off, gen
+		if right != nil {
+			w.NumBytes += right.NumBytes
+		}
+		if err := put(w, false); err != nil {
+			return false, err
+		}
+		if err := del(e.off, b == eEnd); err != nil {
+			return false, err
+		}
+		if right != nil {
+			return true, del(right.off, true)
+		}
+		if b < eEnd {
+			// the preallocated rest moves behind: same reference, new key
+			return true, put(piece(b, eEnd, item.FileExtentPrealloc), true)
+		}
+		return true, nil
+	}
+	// [head of e, preallocated][a,b)[right]: the right item's key moves to a
+	w := *right
+	w.off, w.Offset, w.NumBytes, w.Generation = a, right.Offset-(b-a), right.NumBytes+(b-a), gen
+	if err := del(right.off, false); err != nil {
+		return false, err
+	}
+	if a > e.off {
+		if err := put(piece(e.off, a, item.FileExtentPrealloc), false); err != nil {
+			return false, err
+		}
+	} else if err := del(e.off, true); err != nil {
+		return false, err
+	}
+	return true, put(w, true)
 }

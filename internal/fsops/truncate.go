@@ -40,7 +40,7 @@ func (o *op) truncate(id ondisk.InodeRef, x *item.InodeItem, size uint64, extra 
 		}
 	}
 	if size >= old {
-		if err := o.reserveStore(st, extra+itemsHoles, false); err != nil {
+		if err := o.reserveStore(id, st, extra+itemsHoles, false); err != nil {
 			return fmt.Errorf("truncate %v to %d: %w", id, size, err)
 		}
 		if err := o.applyStore(id, x, st); err != nil {
@@ -58,7 +58,7 @@ func (o *op) truncate(id ondisk.InodeRef, x *item.InodeItem, size uint64, extra 
 	if err != nil {
 		return err
 	}
-	if err := o.reserveStore(st, extra+manyItems(len(es))+2, true); err != nil {
+	if err := o.reserveStore(id, st, extra+manyItems(len(es))+2, true); err != nil {
 		return fmt.Errorf("truncate %v to %d: %w", id, size, err)
 	}
 	if err := o.applyStore(id, x, st); err != nil {

@@ -105,7 +105,7 @@ func (o *op) write(id ondisk.InodeRef, x *item.InodeItem, off uint64, data []byt
 	if err := o.addRange(st, id, x, start, buf); err != nil {
 		return err
 	}
-	if err := o.reserveStore(st, itemsInode+itemsHoles, false); err != nil {
+	if err := o.reserveStore(id, st, itemsInode+itemsHoles, false); err != nil {
 		return fmt.Errorf("write %v at %d+%d: %w", id, off, len(data), err)
 	}
 	if err := o.applyStore(id, x, st); err != nil {
@@ -151,6 +151,11 @@ func (o *op) sectorRange(id ondisk.InodeRef, x *item.InodeItem, off uint64, data
 	ss := o.f.sectorSize
 	start := alignDown(off, ss)
 	end := alignUp(off+uint64(len(data)), ss)
+	if start == off && end == off+uint64(len(data)) {
+		// whole sectors: stored as they are (nothing keeps them after the
+		// write, and nothing changes them), no copy of a large writeback
+		return start, data, nil
+	}
 	buf := make([]byte, end-start)
 	if off > start {
 		head, err := o.readRange(id, x, start, int(ss))
@@ -177,6 +182,9 @@ type cowPiece struct {
 	disk []byte // what goes on disk: the bytes, or compressed and padded
 	alg  compress.Alg
 	addr ondisk.LogicalAddr
+	// grows, when set, is the file's tail this piece extends on disk
+	// (tail.go): no new item, the tail's item grows by ram.
+	grows *tail
 }
 
 // storeSeg is one part of a store: sector-aligned file bytes at a, written
@@ -279,7 +287,7 @@ func (o *op) addUninline(st *store, id ondisk.InodeRef, x *item.InodeItem, inl *
 // reserveStore reserves metadata for the store and extra items, checks
 // the data space and allocates the new extents; nothing has changed when it
 // fails.
-func (o *op) reserveStore(st *store, extra int, forDelete bool) error {
+func (o *op) reserveStore(id ondisk.InodeRef, st *store, extra int, forDelete bool) error {
 	var err error
 	if forDelete {
 		err = o.reserveForDelete(st.items + extra)
@@ -289,11 +297,11 @@ func (o *op) reserveStore(st *store, extra int, forDelete bool) error {
 	if err != nil {
 		return err
 	}
-	return o.allocStore(st)
+	return o.allocStore(id, st)
 }
 
 // allocStore allocates (and compresses) the new extents of a store.
-func (o *op) allocStore(st *store) error {
+func (o *op) allocStore(id ondisk.InodeRef, st *store) error {
 	if err := o.ensureData(st.need); err != nil {
 		return err
 	}
@@ -302,7 +310,7 @@ func (o *op) allocStore(st *store) error {
 		if s.e != nil {
 			continue
 		}
-		if err := o.planCow(s); err != nil {
+		if err := o.planCow(id, s); err != nil {
 			return err
 		}
 	}
@@ -353,7 +361,7 @@ func (o *op) writeSegData(s *storeSeg) error {
 // compressed chunks of up to 128 KiB when the inode compresses and that
 // saves a sector, else extents of up to 128 MiB (smaller when free space is
 // fragmented). mirrors cow_file_range / compress_file_range (allocation)
-func (o *op) planCow(s *storeSeg) error {
+func (o *op) planCow(id ondisk.InodeRef, s *storeSeg) error {
 	alg, buf := s.alg, s.buf
 	for pos := 0; pos < len(buf); {
 		n := min(len(buf)-pos, maxExtent)
@@ -368,7 +376,7 @@ func (o *op) planCow(s *storeSeg) error {
 				continue
 			}
 		}
-		if err := o.planPlain(s, s.a+uint64(pos), buf[pos:pos+n]); err != nil {
+		if err := o.planPlain(id, s, s.a+uint64(pos), buf[pos:pos+n]); err != nil {
 			return err
 		}
 		pos += n
@@ -376,14 +384,29 @@ func (o *op) planCow(s *storeSeg) error {
 	return nil
 }
 
-// planPlain allocates uncompressed extents for chunk at file offset off.
-func (o *op) planPlain(s *storeSeg, off uint64, chunk []byte) error {
+// planPlain allocates uncompressed extents for chunk at file offset off;
+// the first piece of a segment may grow the file's tail instead (tail.go).
+func (o *op) planPlain(id ondisk.InodeRef, s *storeSeg, off uint64, chunk []byte) error {
+	if len(s.pieces) == 0 && s.alg == compress.None {
+		t := o.f.tails[id]
+		addr, n, err := o.growTail(id, off, uint64(len(chunk)))
+		if err != nil {
+			return fmt.Errorf("write at %d: %w", off, err)
+		}
+		if n > 0 {
+			s.pieces = append(s.pieces, cowPiece{off: off, ram: n, disk: chunk[:n], addr: addr, grows: &t})
+			chunk, off = chunk[n:], off+n
+		}
+	}
 	for len(chunk) > 0 {
 		addr, n, err := o.allocData(uint64(len(chunk)))
 		if err != nil {
 			return fmt.Errorf("write at %d: %w", off, err)
 		}
 		s.pieces = append(s.pieces, cowPiece{off: off, ram: n, disk: chunk[:n], addr: addr})
+		if s.alg == compress.None {
+			o.newTail(id, off, addr, n)
+		}
 		chunk, off = chunk[n:], off+n
 	}
 	return nil
@@ -425,6 +448,13 @@ func (o *op) applyCow(id ondisk.InodeRef, x *item.InodeItem, s *storeSeg) error 
 		if err := o.putCsums(x, p.addr, p.disk); err != nil {
 			return err
 		}
+		if p.grows != nil {
+			if err := o.growItem(id, *p.grows, p.ram); err != nil {
+				return err
+			}
+			x.NBytes += p.ram
+			continue
+		}
 		e := fext{p.off, item.FileExtentItem{Generation: ondisk.Generation(o.transid), RAMBytes: p.ram,
 			Compression: uint8(p.alg), Type: item.FileExtentReg, DiskBytenr: p.addr,
 			DiskNumBytes: uint64(len(p.disk)), NumBytes: p.ram}}
@@ -435,6 +465,22 @@ func (o *op) applyCow(id ondisk.InodeRef, x *item.InodeItem, s *storeSeg) error 
 		if p.alg != compress.None {
 			o.noteCompression(p.alg)
 		}
+	}
+	return nil
+}
+
+// growItem makes the file extent item of tail t cover add more bytes of
+// its grown disk extent (growTail).
+func (o *op) growItem(id ondisk.InodeRef, t tail, add uint64) error {
+	tr, err := o.tree(id.Root)
+	if err != nil {
+		return err
+	}
+	n := t.size + add
+	e := fext{t.off, item.FileExtentItem{Generation: ondisk.Generation(o.transid), RAMBytes: n,
+		Type: item.FileExtentReg, DiskBytenr: t.addr, DiskNumBytes: n, NumBytes: n}}
+	if err := tr.UpdateItem(o.a, extentKey(id.Ino, t.off), e.Bytes()); err != nil {
+		return fmt.Errorf("grow file extent %d of %v: %w", t.off, id, err)
 	}
 	return nil
 }

@@ -124,6 +124,10 @@ func (n *Node) btrfsIoctl(ctx context.Context, cmd uint32, in, out []byte) sysca
 		return errno
 	case btrfsIocWaitSync:
 		return 0 // START_SYNC has committed already
+	case gobtrfsIocSubvolPath:
+		return n.subvolPath(ctx, in, out) // join.go
+	case fsIocFitrim:
+		return n.fitrim(ctx, in, out) // fitrim.go
 	}
 	return syscall.ENOTTY
 }

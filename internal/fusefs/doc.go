@@ -27,8 +27,16 @@
 // 4 KiB writes becomes large extents: delayed allocation) by
 //   - the flusher, every commit interval (-o commit=N, default 30 s), which
 //     then commits the transaction;
-//   - writers, when dirty memory passes the limit (in the background from
-//     half the limit, synchronously above it);
+//   - the flusher again, woken by writers when dirty memory passes half
+//     the limit; it writes only what has settled (pagecache.SyncSettled:
+//     not the last bytes of a stream, nor bytes after a hole whose WRITE is
+//     still on its way, for up to 100 ms), so that a stream is not cut into
+//     extents at every hole; and fsops grows a file's last extent on disk
+//     when the next writeback continues it (fsops/tail.go), so a stream
+//     written back in pieces still lands as extents of up to 128 MiB;
+//   - writers above the limit wait for the flusher (as balance_dirty_pages
+//     makes them), and write everything back themselves only when it does
+//     not get under the limit within about 300 ms;
 //   - fsync (that inode, then a full commit), the last release of a file,
 //     BTRFS_IOC_SYNC on any directory (`btrfs filesystem sync MNT`),
 //     fsyncdir, and unmount (the whole list, then commit).

@@ -357,6 +357,7 @@ func (n *Node) setFlags(r *rwState, fl uint64) error {
 	err := r.setFlags(n.id, fl)
 	if err == nil {
 		n.m.changedAttr(n.id)
+		r.kernelCtimeStale(n.id) // ctimestale.go
 	}
 	return err
 }

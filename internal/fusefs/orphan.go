@@ -62,6 +62,10 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 		return nil
 	}
 	orphan := st.orphan
+	if st.staleCtime {
+		st.staleCtime = false
+		defer r.m.dropKernelInode(id) // ctimestale.go
+	}
 	r.mu.Unlock()
 
 	var err error

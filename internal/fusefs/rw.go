@@ -68,6 +68,9 @@ type openState struct {
 	mtime time.Time
 	// lastWrite is the time of the last buffered write (for ctime).
 	lastWrite time.Time
+	// staleCtime: an ioctl changed the ctime the kernel keeps for itself
+	// (ctimestale.go); the kernel drops its inode at the last release.
+	staleCtime bool
 }
 
 // openRW opens image for writing and picks the subvolume to serve.

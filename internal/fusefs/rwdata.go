@@ -199,21 +199,41 @@ func (r *rwState) hiddenOpen() bool {
 }
 
 // throttle accounts n buffered bytes: above half the limit the flusher is
-// woken, above the limit the writer writes back itself.
+// woken; above the limit the writer waits for the flusher (as the
+// kernel's balance_dirty_pages makes writers wait, rather than write back
+// themselves: a writer writing everything back would also write the holes
+// of streams whose WRITEs are still on their way), and writes back itself
+// only when the flusher does not bring the dirty bytes under the limit
+// soon.
 func (r *rwState) throttle(n int64) {
 	d := r.dirty.Add(n)
-	switch {
-	case d > r.limit:
+	if d <= r.limit/2 {
+		return
+	}
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+	if d <= r.limit {
+		return
+	}
+	for i := 0; i < throttleWaits && r.dirty.Load() > r.limit; i++ {
+		time.Sleep(throttleWait)
+	}
+	if r.dirty.Load() > r.limit {
 		if err := r.flushAll(); err != nil {
 			r.m.logf("writeback over the dirty limit: %v", err)
 		}
-	case d > r.limit/2:
-		select {
-		case r.kick <- struct{}{}:
-		default:
-		}
 	}
 }
+
+// A writer over the dirty limit waits up to throttleWaits times
+// throttleWait for the flusher (longer than the flusher waits for a hole,
+// pagecache's holeWait).
+const (
+	throttleWait  = 2 * time.Millisecond
+	throttleWaits = 150
+)
 
 // flushAll writes back every inode on the writeback list (only those),
 // holding wbMu exclusively around each range's write only: readers and
@@ -224,6 +244,47 @@ func (r *rwState) flushAll() error {
 	r.flushAtimes(nil)
 	return err
 }
+
+// flushSettled is the background writeback: flushAll, but the last
+// settleHold bytes of each stream stay dirty (pagecache.SyncSettled): the
+// kernel is still sending pages there, out of order, and writing them now
+// would cut the stream's extent at every hole.
+// It returns how many streams it left for a hole still arriving.
+func (r *rwState) flushSettled() (int, error) {
+	waiting, err := r.cache.SyncSettled(&r.wbMu, r.settleHold())
+	r.dirty.Store(r.cache.Stats().DirtyBytes)
+	r.flushAtimes(nil)
+	return waiting, err
+}
+
+// background writes back settled data until the dirty bytes are at most
+// half the limit, or only the held ends of streams are left: a pass that
+// left a stream for a hole is tried again shortly.
+func (r *rwState) background() {
+	for r.dirty.Load() > r.limit/2 {
+		before := r.dirty.Load()
+		waiting, err := r.flushSettled()
+		if err != nil {
+			r.m.logf("background writeback: %v", err)
+			return
+		}
+		if r.dirty.Load() < before {
+			continue
+		}
+		if waiting == 0 {
+			return // nothing settled: writers over the limit write back
+		}
+		select {
+		case <-r.stop:
+			return
+		case <-time.After(throttleWait):
+		}
+	}
+}
+
+// settleHold is how much of a stream's end background writeback leaves:
+// many WRITEs of max_write (1 MiB) each, well under half the dirty limit.
+func (r *rwState) settleHold() int64 { return min(16<<20, r.limit/8) }
 
 // flushInode writes back id's dirty data. Caller holds wbMu exclusively.
 func (r *rwState) flushInodeLocked(id ondisk.InodeRef) error {
@@ -360,6 +421,9 @@ func (r *rwState) setattr(id ondisk.InodeRef, a fsops.SetAttr, withFile bool) er
 		l := r.lock(id)
 		l.Lock()
 		defer l.Unlock()
+		if err := r.keepCtime(id, &a); err != nil { // ctimestale.go
+			return err
+		}
 		setTime()
 		_, err := r.ops.Setattr(id, a)
 		return err
@@ -389,6 +453,9 @@ func (r *rwState) setattr(id ondisk.InodeRef, a fsops.SetAttr, withFile bool) er
 		return err
 	}
 	r.diskTimes(id)
+	if err := r.keepCtime(id, &a); err != nil { // ctimestale.go
+		return err
+	}
 	setTime()
 	_, err := r.ops.Setattr(id, a)
 	return err
@@ -513,9 +580,7 @@ func (r *rwState) flusher() {
 		case <-r.stop:
 			return
 		case <-r.kick:
-			if err := r.flushAll(); err != nil {
-				r.m.logf("background writeback: %v", err)
-			}
+			r.background()
 		case <-t.C:
 			if err := r.syncAll(); err != nil {
 				r.m.logf("periodic commit: %v", err)

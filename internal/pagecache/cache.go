@@ -2,6 +2,7 @@ package pagecache
 
 import (
 	"sync"
+	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
@@ -32,6 +33,11 @@ type Inode struct {
 	mu    sync.Mutex // serializes writeback of this inode
 	dirty dirtyRanges
 	wb    inflight // handed to writeback, not yet written (inflight.go)
+	// frontier is where the last range taken for writeback ended, and
+	// holeSince when background writeback first found a hole after it
+	// (dirtyRanges.takeSettled). Guarded by Cache.mu.
+	frontier  int64
+	holeSince time.Time
 	// intrusive writeback list links (guarded by Cache.mu)
 	prev, next *Inode
 	onList     bool

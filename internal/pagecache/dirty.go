@@ -129,6 +129,54 @@ func (d *dirtyRanges) take() []span {
 	return s
 }
 
+// takeSettled removes and returns the dirty bytes of a stream that have
+// settled: the kernel's FUSE writeback sends a file's pages in many
+// requests, served concurrently and so stored out of order, and writing
+// a range that ends at a hole still being filled, or the bytes at the end
+// of the stream, would cut the stream's extent there. So of a few spans
+// (a stream with holes in flight) only the first is taken, nothing when
+// a hole lies between frontier (where the last writeback of the inode
+// ended) and the first span, unless holes is false (the caller waited
+// long enough for it), and of a single span all but its last hold bytes.
+// Many spans (random writes) and at most hold bytes are taken whole.
+// hole reports that nothing was taken for a hole.
+func (d *dirtyRanges) takeSettled(hold, frontier int64, holes bool) (out []span, hole bool) {
+	if hold <= 0 || len(d.spans) == 0 || len(d.spans) > streamSpans {
+		return d.take(), false
+	}
+	s := &d.spans[0]
+	if holes && frontier > 0 && s.off > frontier && s.off-frontier <= maxHole {
+		return nil, true
+	}
+	if d.bytes <= hold {
+		return d.take(), false
+	}
+	if len(d.spans) > 1 {
+		first := *s
+		d.spans = append(d.spans[:0], d.spans[1:]...)
+		d.bytes -= int64(len(first.data))
+		return []span{first}, false
+	}
+	n := int64(len(s.data)) - hold
+	if n <= 0 {
+		return nil, false
+	}
+	// full slice expression: the taken bytes cannot grow into the rest
+	out = []span{{s.off, s.data[:n:n]}}
+	s.off, s.data = s.off+n, s.data[n:]
+	d.bytes -= n
+	return out, false
+}
+
+// maxHole is the largest hole below a stream's first dirty span that
+// background writeback waits for (the WRITEs in flight cover at most a
+// few dozen MiB).
+const maxHole = 64 << 20
+
+// streamSpans is how many dirty spans an inode written as a stream may
+// have (holes whose WRITEs are on their way); more is random writes.
+const streamSpans = 8
+
 // maxEnd is the end of the last dirty byte, or 0.
 func (d *dirtyRanges) maxEnd() int64 {
 	if len(d.spans) == 0 {

@@ -95,6 +95,17 @@ func (f *inflight) covered(out [][2]int64, off, end int64) [][2]int64 {
 // SyncEach writes back every inode on the writeback list, as Sync, one
 // range at a time with lock held around each (see above).
 func (c *Cache) SyncEach(lock sync.Locker) error {
+	_, err := c.SyncSettled(lock, 0)
+	return err
+}
+
+// SyncSettled is SyncEach for background writeback: of each inode with
+// more than hold dirty bytes only what has settled is written (see
+// dirtyRanges.takeSettled), so that a stream is written back in whole
+// pieces. hold 0 writes everything. waiting counts the inodes left alone
+// for a hole whose WRITE is on its way: a caller wanting progress tries
+// again shortly.
+func (c *Cache) SyncSettled(lock sync.Locker, hold int64) (waiting int, err error) {
 	c.mu.Lock()
 	var list []*Inode
 	for in := c.head.next; in != &c.head; in = in.next {
@@ -102,13 +113,16 @@ func (c *Cache) SyncEach(lock sync.Locker) error {
 	}
 	c.stats.SyncVisited = uint64(len(list))
 	c.mu.Unlock()
-	var firstErr error
 	for _, in := range list {
-		if err := c.writebackEach(in, lock); err != nil && firstErr == nil {
-			firstErr = err
+		hole, werr := c.writebackEach(in, lock, hold)
+		if werr != nil && err == nil {
+			err = werr
+		}
+		if hole {
+			waiting++
 		}
 	}
-	return firstErr
+	return waiting, err
 }
 
 // FsyncEach writes back k's dirty data, as Fsync, one range at a time
@@ -120,20 +134,31 @@ func (c *Cache) FsyncEach(k ondisk.InodeRef, lock sync.Locker) error {
 	if in == nil {
 		return nil
 	}
-	return c.writebackEach(in, lock)
+	_, err := c.writebackEach(in, lock, 0)
+	return err
 }
 
-// writebackEach moves in's dirty ranges to its in-flight list, then
-// writes the in-flight list (its own ranges and any an earlier call left)
-// one range at a time until it is empty.
-func (c *Cache) writebackEach(in *Inode, lock sync.Locker) error {
+// writebackEach moves in's dirty ranges (but the last hold bytes, see
+// SyncSettled) to its in-flight list, then writes the in-flight list (its
+// own ranges and any an earlier call left) one range at a time until it
+// is empty.
+func (c *Cache) writebackEach(in *Inode, lock sync.Locker, hold int64) (hole bool, err error) {
 	lock.Lock()
 	c.mu.Lock()
-	if spans := in.dirty.take(); len(spans) > 0 {
+	waited := !in.holeSince.IsZero() && time.Since(in.holeSince) >= holeWait
+	spans, hole := in.dirty.takeSettled(hold, in.frontier, !waited)
+	switch {
+	case hole && in.holeSince.IsZero():
+		in.holeSince = time.Now()
+	case !hole:
+		in.holeSince = time.Time{}
+	}
+	if len(spans) > 0 {
 		for _, s := range spans {
 			c.dirty -= int64(len(s.data))
 		}
 		in.wb.batches = append(in.wb.batches, spans)
+		in.frontier = spans[len(spans)-1].end()
 	}
 	c.mu.Unlock()
 	lock.Unlock()
@@ -146,7 +171,7 @@ func (c *Cache) writebackEach(in *Inode, lock sync.Locker) error {
 		}
 		lock.Unlock()
 		if err != nil || !more {
-			return err
+			return hole, err
 		}
 	}
 }
@@ -156,6 +181,11 @@ func (c *Cache) writebackEach(in *Inode, lock sync.Locker) error {
 // of many 4 KiB ranges does not take and drop the lock for every one. A
 // variable so the tests can let readers in after every range.
 var lockSlice = 2 * time.Millisecond
+
+// holeWait is how long background writeback leaves a stream whose next
+// bytes are missing (takeSettled): the WRITEs on their way arrive within
+// milliseconds; a hole older than this is the file's own.
+const holeWait = 100 * time.Millisecond
 
 // writeOne writes in's oldest in-flight range; more is false once none is
 // left. On failure every in-flight range goes back beneath the dirty

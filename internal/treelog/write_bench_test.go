@@ -172,3 +172,63 @@ func BenchmarkCreateWriteFsync(b *testing.B) {
 		b.Errorf("no fsync used the log: %+v", st)
 	}
 }
+
+// BenchmarkBonnieFsync is bonnie++ -b's small-file test straight on fsops:
+// b.N files created in one directory (create, fsync the file, fsync the
+// directory), then unlinked in order (unlink, fsync the directory); the
+// directory's fsyncs dominate. Reported: p50/p99 of each phase.
+// Run: go test -run XXX -bench BonnieFsync -cpuprofile cpu.prof ./internal/treelog
+func BenchmarkBonnieFsync(b *testing.B) {
+	testutil.NeedProgs(b)
+	img := filepath.Join(b.TempDir(), "img")
+	testutil.Mkfs(b, img, 2<<30)
+	f, err := fsops.OpenImage(img, fsops.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	dir, err := f.Mkdir(topDir, "d", 0o40755, 0, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	report := func(name string, lat []time.Duration) {
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), name+"-p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), name+"-p99-µs")
+	}
+	b.ResetTimer()
+	lat := make([]time.Duration, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		id, err := f.Create(dir, fmt.Sprintf("f%07d", i), 0o100644, 0, 0, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Fsync(id); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Fsync(dir); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	report("create", lat)
+	lat = lat[:0]
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if err := f.Unlink(dir, fmt.Sprintf("f%07d", i)); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Fsync(dir); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	report("delete", lat)
+	st := f.FsyncStats()
+	b.Logf("N=%d: %d logged, commits %v", b.N, st.Logged, st.Commits)
+}

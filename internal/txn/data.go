@@ -114,3 +114,44 @@ func (h *Handle) DelCsums(bytenr ondisk.LogicalAddr, n uint64) error {
 	}
 	return h.f.ext.DelCsums(h.f.env(), bytenr, n)
 }
+
+// ExtendData grows the data extent at bytenr, allocated in this
+// transaction with numBytes and referenced once since (AddDataRef), by
+// the add bytes that follow it on disk, when they are free and the result
+// stays within MaxDataExtent. It reports whether it did; the extent item
+// the commit inserts then has the new size. The caller writes the new
+// bytes (WriteData) and makes its file extent item cover them. A stream
+// written back in pieces so becomes one extent, as the kernel's delalloc
+// range would be. mirrors nothing in the kernel, whose writeback sees the
+// whole delalloc range at once (cow_file_range)
+func (h *Handle) ExtendData(bytenr ondisk.LogicalAddr, numBytes, add uint64) (bool, error) {
+	if err := h.check(); err != nil {
+		return false, err
+	}
+	f := h.f
+	ss := uint64(f.super.SectorSize)
+	if add == 0 || add%ss != 0 || numBytes%ss != 0 || numBytes+add > MaxDataExtent {
+		return false, nil
+	}
+	if _, ok := f.newData[bytenr]; ok {
+		return false, nil // no reference yet
+	}
+	if err := f.metaForData(); err != nil {
+		return false, err
+	}
+	next := bytenr + ondisk.LogicalAddr(numBytes)
+	g := f.groups.Lookup(bytenr)
+	if g == nil || !g.IsType(ondisk.BlockGroupData) || !g.Contains(next) || !g.Contains(next+ondisk.LogicalAddr(add-1)) {
+		return false, nil
+	}
+	if err := f.groups.AllocAt(next, add); err != nil {
+		return false, nil // not free: the caller allocates a new extent
+	}
+	if !f.refs.Grow(bytenr, numBytes, numBytes+add) {
+		if err := f.groups.Release(next, add); err != nil {
+			return false, f.abort(fmt.Errorf("txn: give back %d+%d: %w", uint64(next), add, err))
+		}
+		return false, nil
+	}
+	return true, nil
+}

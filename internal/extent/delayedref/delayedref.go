@@ -286,3 +286,24 @@ func (q *Queue) SetLevel(bytenr ondisk.LogicalAddr, level int) {
 		h.Level = level
 	}
 }
+
+// Grow changes the size of a data extent allocated in this transaction
+// from numBytes to newBytes, when its only reference is one queued with
+// its allocation (one data ref, count 1): nothing else can know its size
+// yet, and its extent item, inserted when the queue runs, gets the new
+// one. It reports whether it did.
+func (q *Queue) Grow(bytenr ondisk.LogicalAddr, numBytes, newBytes uint64) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	h := q.heads[bytenr]
+	if h == nil || !h.MustInsert || !h.IsData || h.NumBytes != numBytes || h.SetFlags != 0 || len(h.refs) != 1 {
+		return false
+	}
+	for r, c := range h.refs {
+		if c != 1 || !r.IsData() {
+			return false
+		}
+	}
+	h.NumBytes = newBytes
+	return true
+}

@@ -37,7 +37,9 @@ Mount a btrfs image through FUSE. With no IMAGE and MOUNTPOINT, mounts
 Runs in the foreground until unmounted (Ctrl-C, umount or fusermount3 -u);
 everything buffered is written back and committed before it exits.
 A read-write mount holds the image exclusively: other writers (put, mkfs,
-another mount, the library's OpenRW) are refused while it is mounted.
+the library's OpenRW) are refused while it is mounted. Another mount of it
+(root only) joins the running mount, as a second kernel mount of a btrfs
+device shares its filesystem: a bind mount of the subvolume asked for.
 
   --daemon       run in the background once the mount is ready
   -f, --foreground
@@ -204,6 +206,13 @@ func Main(args []string, helper bool) error {
 	}
 	if err := prepare(a); err != nil {
 		return err
+	}
+	var said io.Writer = os.Stderr
+	if helper {
+		said = io.Discard // mount(8) helpers say nothing on success
+	}
+	if joined, err := join(a, said); joined || err != nil {
+		return err // a second mount of a mounted image (join.go)
 	}
 	if a.Background {
 		return startBackground()

@@ -130,10 +130,16 @@ func TestDefaultMountBackground(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mnt, "file"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// a second mount of the same image is refused with a clear message
-	out, err := exec.Command(bin, "mount", "-o", "lock_wait=0", img, t.TempDir()).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "in use by a gobtrfs mount on "+mnt) {
+	// a second mount of the same image joins the first one's daemon
+	// (join.go), saying so, and returns at once
+	second := t.TempDir()
+	out, err := exec.Command(bin, "mount", "-o", "lock_wait=0", img, second).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "served by a gobtrfs mount on "+mnt) {
 		t.Errorf("second mount: %v, %s", err, out)
+	} else if b, err := os.ReadFile(filepath.Join(second, "file")); err != nil || !bytes.Equal(b, data) {
+		t.Errorf("file through the second mount: %d bytes, %v", len(b), err)
+	} else {
+		unmountDir(t, second)
 	}
 	unmountDir(t, mnt)
 	waitFor(t, "the background mount to exit", func() bool { return unlocked(img) })

@@ -1,0 +1,87 @@
+package fusefs
+
+import (
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/fsops"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// The ctime an ioctl sets, in the writeback cache mode.
+//
+// With the writeback cache the kernel keeps a regular file's mtime and
+// ctime itself (fuse_get_cache_mask: STATX_MTIME|STATX_CTIME|STATX_SIZE)
+// and takes neither from the daemon's attributes while it holds the inode;
+// it sends its own back with SETATTR (fuse_flush_times, FATTR_CTIME). An
+// FS_IOC_SETFLAGS (chattr) reaches the daemon through fuse_fileattr_set,
+// which updates no time in the kernel's inode, so the ctime the daemon
+// gives the inode would neither show (stat after chattr: generic/277)
+// nor last (the next flush of the kernel's times sets the old one back).
+//
+// Two rules make it right:
+//   - a ctime from the kernel never moves the stored one backwards
+//     (keepCtime): users cannot set ctime, only the kernel's time flush
+//     sends one, and the stored one is newer only when the daemon itself
+//     changed the inode behind the kernel's back;
+//   - once the last open of such a file is released, the daemon asks the
+//     kernel to drop its inode (FUSE_NOTIFY_PRUNE: unused dentries of the
+//     inode go, and FUSE inodes are deleted at their last iput), so the
+//     next lookup builds the inode from the daemon's attributes. An open
+//     file keeps its kernel inode, so the prune waits for the last
+//     RELEASE (the ioctl itself comes on an open file).
+
+// kernelCtimeStale records that the daemon changed regular file id's ctime
+// behind the kernel (an ioctl) while the kernel owns its times.
+func (r *rwState) kernelCtimeStale(id ondisk.InodeRef) {
+	if !r.kernelTimes {
+		return
+	}
+	r.mu.Lock()
+	if st := r.open[id]; st != nil && !st.isDir {
+		st.staleCtime = true
+	}
+	r.mu.Unlock()
+}
+
+// keepCtime makes a's ctime from the kernel no older than id's stored one.
+func (r *rwState) keepCtime(id ondisk.InodeRef, a *fsops.SetAttr) error {
+	if !r.kernelTimes || a.Valid&fsops.SetCtime == 0 {
+		return nil
+	}
+	x, err := r.ops.Stat(id)
+	if err != nil {
+		return err
+	}
+	if c := x.Ctime.Time(); c.After(a.Ctime) {
+		a.Ctime = c
+	}
+	return nil
+}
+
+// pruneWait bounds how long a RELEASE waits for the kernel to take the
+// prune notification (it never needs to: nothing the notification locks
+// waits for a RELEASE, but a stuck kernel must not hold the release).
+const pruneWait = 200 * time.Millisecond
+
+// dropKernelInode asks the kernel to forget id's inode and dentries. It is
+// sent before the RELEASE that made the file unused is answered: the
+// kernel holds the inode until that answer, then evicts it, so a lookup
+// after the close sees the new attributes as soon as possible.
+func (m *fsys) dropKernelInode(id ondisk.InodeRef) {
+	srv := m.server.Load()
+	if srv == nil {
+		return
+	}
+	node := m.nodeID(id)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// ENOSYS before kernel 6.18 (FUSE 7.45); then the stored ctime
+		// shows once the kernel drops the inode by itself
+		srv.PruneNotify([]uint64{node})
+	}()
+	select {
+	case <-done:
+	case <-time.After(pruneWait):
+	}
+}
