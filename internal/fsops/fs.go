@@ -68,6 +68,8 @@ type FS struct {
 
 	logOnce sync.Once
 	log     *treelog.Writer // fsync through the log tree (fsync.go)
+
+	changes changeLog // which transaction last changed each inode (view.go)
 }
 
 // New wraps an open transaction layer.
@@ -206,6 +208,9 @@ func (f *FS) runOnce(rsv uint64, retried bool, fn func(o *op) error) error {
 func (o *op) tree(id ondisk.ObjectID) (*ctree.Tree, error) {
 	if t, ok := o.trees[id]; ok {
 		return t, nil
+	}
+	if o.h == nil { // a read from the last commit (view.go) asked for another tree
+		return nil, fmt.Errorf("tree %s: not in this read's view: %w", ondisk.TreeName(id), fsinfo.ErrNoTree)
 	}
 	t, err := o.h.Tree(id)
 	if err != nil {

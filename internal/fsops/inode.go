@@ -48,7 +48,7 @@ func (o *op) putInode(id ondisk.InodeRef, x *item.InodeItem) error {
 	if err != nil {
 		return err
 	}
-	o.f.logWriter().Touched(id)
+	o.touched(id)
 	if err := t.UpdateItem(o.a, inodeKey(id.Ino), x.Bytes()); err != nil {
 		return fmt.Errorf("update inode %v: %w", id, err)
 	}
@@ -125,7 +125,7 @@ func (o *op) newInode(id ondisk.InodeRef, mode, uid, gid uint32, rdev ondisk.Dev
 	if err != nil {
 		return nil, err
 	}
-	o.f.logWriter().Touched(id)
+	o.touched(id)
 	if err := t.InsertItem(o.a, inodeKey(id.Ino), x.Bytes()); err != nil {
 		return nil, fmt.Errorf("insert inode %v: %w", id, err)
 	}

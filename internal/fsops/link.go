@@ -107,7 +107,7 @@ func (o *op) deleteInode(id ondisk.InodeRef) error {
 	if err != nil {
 		return err
 	}
-	o.f.logWriter().Touched(id)
+	o.touched(id)
 	min := ondisk.Key{ObjectID: id.Ino}
 	max := ondisk.Key{ObjectID: id.Ino, Type: 0xff, Offset: ^uint64(0)}
 	if err := t.DeleteRange(o.a, min, max); err != nil {

@@ -11,7 +11,7 @@ import (
 // Stat returns the inode item of id.
 func (f *FS) Stat(id ondisk.InodeRef) (item.InodeItem, error) {
 	var x item.InodeItem
-	err := f.run(func(o *op) error {
+	err := f.readInode(id, func(o *op) error {
 		p, err := o.inode(id)
 		if err == nil {
 			x = *p

@@ -25,11 +25,14 @@ func (f *FS) ReadAt(id ondisk.InodeRef, off uint64, n int) ([]byte, error) {
 // returns how many bytes it filled and the inode item the read saw (also
 // with an error once the inode was read: a caller deciding on the atime
 // needs no second lookup; a zero Mode means it was not). It runs as a
-// view: no clock, no space accounting, no allocation for the data.
+// view: no clock, no space accounting, no allocation for the data. When
+// the transaction lock is taken and the last commit holds all of the
+// inode, it reads that commit's trees instead of waiting (view.go).
 func (f *FS) ReadInto(id ondisk.InodeRef, off uint64, p []byte) (int, item.InodeItem, error) {
 	var k int
 	var x item.InodeItem
-	err := f.view(func(o *op) error {
+	fn := func(o *op) error {
+		k, x = 0, item.InodeItem{}
 		ip, err := o.inode(id)
 		if err != nil {
 			return err
@@ -43,7 +46,8 @@ func (f *FS) ReadInto(id ondisk.InodeRef, off uint64, p []byte) (int, item.Inode
 		}
 		k = int(min(uint64(len(p)), x.Size-off))
 		return o.readRangeInto(id, &x, off, p[:k])
-	})
+	}
+	err := f.readInode(id, fn)
 	if err != nil {
 		k = 0
 	}

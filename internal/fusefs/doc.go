@@ -51,7 +51,13 @@
 // written its bytes are in neither place. wbMu (an RWMutex) closes that
 // window: readers and getattr hold it shared, a writeback holds it
 // exclusively around each span's write (pagecache.SyncEach), so a read waits
-// for one span at most, not for a whole sync. Operations that change file data on disk
+// for one span at most, not for a whole sync. A read or getattr of an inode
+// with nothing buffered (pagecache.Cache.Clean before and after it) takes
+// no wbMu at all: no writeback can move its bytes under it. And one that
+// finds the transaction lock taken (a commit settling, a writeback) reads
+// the last commit's trees when that commit holds all of the inode
+// (fsops.ReadInto, txn.View), so reads of committed data wait neither for
+// writebacks of other files nor for commits. Operations that change file data on disk
 // directly (truncate, fallocate, clone) first write the inode back and hold
 // wbMu exclusively too, so buffered bytes never land on top of them.
 //
@@ -70,7 +76,8 @@
 //     unlink, rmdir, rename, opendir/open, the last release of a file with
 //     a hidden name).
 //  3. rwState.wbMu: exclusive for each span's writeback and for changes of
-//     file data on disk, shared by read, getattr and lookup.
+//     file data on disk, shared by read, getattr and lookup (read and
+//     getattr of an inode with nothing buffered skip it).
 //  4. pagecache.Inode.mu: one inode's writeback, held across
 //     Backend.WriteBack and so across the fsops calls it makes.
 //  5. treelog.Writer.mu: fsync through the log tree (fsops.Fsync, called

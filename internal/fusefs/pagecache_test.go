@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -88,4 +89,62 @@ func TestKernelPageCacheServesRereads(t *testing.T) {
 	// a truncate by name
 	must(t, os.Truncate(tm.path("f"), 700<<10))
 	readAll("after truncate", data[:700<<10])
+}
+
+// TestCleanReadSkipsWritebackLock: a READ of a file with nothing buffered
+// does not wait for wbMu, which a writeback of another file holds (here:
+// the test); a READ of a file with buffered bytes waits for it and sees
+// its bytes. (fsops' TestReadIntoWhileLocked covers the transaction lock.)
+func TestCleanReadSkipsWritebackLock(t *testing.T) {
+	img := newImage(t, 256<<20)
+	tm := mountImage(t, img, Options{NoWritebackCache: true}) // our page cache holds the writes
+	clean := make([]byte, 64<<10)
+	rand.New(rand.NewSource(5)).Read(clean)
+	must(t, os.WriteFile(tm.path("clean"), clean, 0o644))
+	must(t, tm.Sync())                     // written back and committed
+	wf, err := os.Create(tm.path("dirty")) // kept open: the last release writes back
+	must(t, err)
+	defer wf.Close()
+	_, err = wf.Write([]byte("buffered"))
+	must(t, err)
+	id, _, err := tm.m.rw.ops.Lookup(tm.m.rw.root, "dirty")
+	must(t, err)
+	if tm.m.rw.cache.Clean(id) {
+		t.Skip("the write to dirty was written back at once; nothing buffered to test with")
+	}
+	// opened first: open, lookup and getattr take wbMu shared themselves
+	read := func(name string, n int) func() chan []byte {
+		f, err := os.OpenFile(tm.path(name), os.O_RDONLY|unix.O_DIRECT, 0)
+		must(t, err)
+		t.Cleanup(func() { f.Close() })
+		mem, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+		must(t, err)
+		t.Cleanup(func() { unix.Munmap(mem) })
+		return func() chan []byte {
+			c := make(chan []byte, 1)
+			go func() {
+				k, _ := f.ReadAt(mem, 0)
+				c <- append([]byte(nil), mem[:max(k, 0)]...)
+			}()
+			return c
+		}
+	}
+	readClean, readDirty := read("clean", len(clean)), read("dirty", 4096)
+	r := tm.m.rw
+	r.wbMu.Lock()
+	select {
+	case got := <-readClean():
+		if !bytes.Equal(got, clean) {
+			r.wbMu.Unlock()
+			t.Fatalf("clean file read %d bytes, not its data", len(got))
+		}
+	case <-time.After(30 * time.Second):
+		r.wbMu.Unlock()
+		t.Fatal("a READ of a clean file waited for wbMu")
+	}
+	waiting := readDirty()
+	r.wbMu.Unlock()
+	if got := <-waiting; string(got) != "buffered" {
+		t.Fatalf("dirty file read %q, want its buffered bytes", got)
+	}
 }

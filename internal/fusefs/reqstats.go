@@ -9,6 +9,9 @@ type RequestStats struct {
 	Reads     uint64 // READ requests (buffered misses, readahead, O_DIRECT)
 	ReadBytes uint64 // bytes asked for by them
 	Getattrs  uint64 // GETATTR requests
+	// ViewReads are the reads served from the last commit's trees because
+	// the transaction lock was taken (a commit settling, a writeback).
+	ViewReads uint64
 }
 
 // reqCounters are the live counters behind RequestStats.
@@ -26,4 +29,10 @@ func (c *reqCounters) snapshot() RequestStats {
 }
 
 // RequestStats reports the requests served since the mount was made.
-func (mt *Mount) RequestStats() RequestStats { return mt.m.reqs.snapshot() }
+func (mt *Mount) RequestStats() RequestStats {
+	s := mt.m.reqs.snapshot()
+	if mt.m.rw != nil {
+		s.ViewReads = mt.m.rw.ops.ViewReads()
+	}
+	return s
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/ondisk/item"
 )
 
 // wbBackend is the page cache's way to disk: each contiguous dirty range
@@ -60,6 +61,18 @@ func isGone(err error) bool { return errors.Is(err, syscall.ENOENT) }
 // read returns file bytes at off: on-disk bytes with dirty bytes over
 // them, up to the end of the file (on disk or buffered, whichever is longer).
 func (r *rwState) read(id ondisk.InodeRef, dest []byte, off int64) ([]byte, *attr, error) {
+	if r.cache.Clean(id) {
+		// nothing of id is buffered, before the read nor after it: no
+		// writeback moved its bytes between the cache and the disk under
+		// the read (bytes of a write that came and went meanwhile belong
+		// to a write overlapping it), so it need not wait for wbMu, which
+		// writebacks of other inodes take. Otherwise, or on any error, the
+		// locked path reads again and decides.
+		n, x, err := r.ops.ReadInto(id, uint64(off), dest)
+		if err == nil && r.cache.Clean(id) {
+			return r.overlayRead(id, dest, dest[:n], off, &x)
+		}
+	}
 	r.wbMu.RLock()
 	defer r.wbMu.RUnlock()
 	k := id
@@ -71,9 +84,17 @@ func (r *rwState) read(id ondisk.InodeRef, dest []byte, off int64) ([]byte, *att
 	if err != nil {
 		return nil, nil, err
 	}
+	return r.overlayRead(id, dest, data, off, &x)
+}
+
+// overlayRead lays id's buffered bytes over data, the on-disk bytes at off
+// read into dest (x: the inode item the read saw; zero Mode if none), and
+// returns them with the attributes getattr shows for the atime.
+func (r *rwState) overlayRead(id ondisk.InodeRef, dest, data []byte, off int64, x *item.InodeItem) ([]byte, *attr, error) {
+	k := id
 	var a *attr // the attributes as getattr shows them, for the atime
 	if x.Mode != 0 {
-		v := attrOfItem(&x)
+		v := attrOfItem(x)
 		r.overlay(id, &v)
 		a = &v
 	}

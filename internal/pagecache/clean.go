@@ -40,3 +40,15 @@ func (c *Cache) CleanRanges(k ondisk.InodeRef, off, n int64) [][2]int64 {
 	}
 	return out
 }
+
+// Clean reports whether k has no buffered bytes at all: none dirty, none
+// in flight, none being written back. A reader that sees it clean can take
+// the on-disk bytes without excluding writeback (no bytes of k can move
+// from the cache to the disk under it; any that arrive later belong to a
+// write overlapping the read).
+func (c *Cache) Clean(k ondisk.InodeRef) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	in := c.inodes[k]
+	return in == nil || len(in.dirty.spans) == 0 && in.dirty.bytes == 0 && in.wb.empty() && !in.underWB
+}

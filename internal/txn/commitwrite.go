@@ -127,8 +127,10 @@ func (f *Engine) writeCommit(c *commitWrite) error {
 		c.err = f.abortAt(c.transid, err)
 		return c.err
 	}
-	// 6. On disk: the space the transaction freed is free.
-	f.groups.UnpinCommitted()
+	// 6. On disk: views show this commit from now on (view.go), and the
+	//    space the transaction freed is free once no view of the previous
+	//    commit is open.
+	f.publishView(c.sb, f.groups.UnpinCommitted)
 	if invariants {
 		f.checkCommitted(uint64(c.sb.Generation))
 	}

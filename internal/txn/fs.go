@@ -54,6 +54,8 @@ type Engine struct {
 	allocErr   error                 // a misuse of the allocator seen by Dirty
 	log        logState              // the pending log tree's blocks (treelog.go)
 
+	views views // committed views (view.go)
+
 	statsMu    sync.Mutex
 	stats      Stats
 	transidPub atomic.Uint64 // transid, readable without mu
