@@ -185,13 +185,13 @@ func (r *rwState) reserve(n int64) error {
 	return fmt.Errorf("write of %d bytes: %w", n, syscall.ENOSPC)
 }
 
-// hiddenOpen reports whether an open file has lost its last name (it
-// holds a hidden one until its last release; orphan.go).
+// hiddenOpen reports whether an open file has lost its last name (it is
+// deleted by its last release; orphan.go).
 func (r *rwState) hiddenOpen() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, st := range r.open {
-		if st.orphan != "" {
+		if st.orphan {
 			return true
 		}
 	}
