@@ -38,6 +38,9 @@ type rwState struct {
 	noCaps sync.Map // ondisk.InodeRef -> struct{}: known to have no security.capability
 
 	atimes map[ondisk.InodeRef]time.Time // under mu: access times not yet in the inode items (atime.go)
+	// ctimeFloor: under mu, the ctime an ioctl gave a regular file behind
+	// the kernel's back, which a ctime from the kernel may not undo (ctimestale.go)
+	ctimeFloor map[ondisk.InodeRef]time.Time
 
 	mu   sync.Mutex
 	open map[ondisk.InodeRef]*openState
@@ -91,7 +94,7 @@ func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rwState{m: m, ops: ops, open: map[ondisk.InodeRef]*openState{}, atimes: map[ondisk.InodeRef]time.Time{},
+	r := &rwState{m: m, ops: ops, open: map[ondisk.InodeRef]*openState{}, atimes: map[ondisk.InodeRef]time.Time{}, ctimeFloor: map[ondisk.InodeRef]time.Time{},
 		limit: o.DirtyLimit, interval: o.CommitInterval, kernelTimes: o.writebackCache(),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if r.limit <= 0 {

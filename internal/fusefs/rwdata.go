@@ -421,9 +421,7 @@ func (r *rwState) setattr(id ondisk.InodeRef, a fsops.SetAttr, withFile bool) er
 		l := r.lock(id)
 		l.Lock()
 		defer l.Unlock()
-		if err := r.keepCtime(id, &a); err != nil { // ctimestale.go
-			return err
-		}
+		r.keepCtime(id, &a) // ctimestale.go
 		setTime()
 		_, err := r.ops.Setattr(id, a)
 		return err
@@ -453,9 +451,7 @@ func (r *rwState) setattr(id ondisk.InodeRef, a fsops.SetAttr, withFile bool) er
 		return err
 	}
 	r.diskTimes(id)
-	if err := r.keepCtime(id, &a); err != nil { // ctimestale.go
-		return err
-	}
+	r.keepCtime(id, &a) // ctimestale.go
 	setTime()
 	_, err := r.ops.Setattr(id, a)
 	return err
