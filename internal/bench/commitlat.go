@@ -24,6 +24,7 @@ func benchCommitlat(args []string, out io.Writer) error {
 	fl := flag.NewFlagSet("bench commitlat", flag.ContinueOnError)
 	secs := fl.Int("time", 5, "seconds of writes per target")
 	size := fl.Int64("size", 64<<20, "file size; writes land at random 4 KiB offsets in it")
+	reps := fl.Int("reps", 3, "interleaved repetitions (percentiles over all; the p99 ratio per rep, median and range)")
 	base := fl.String("dir", "/dev/shm", "scratch directory (tmpfs)")
 	if err := fl.Parse(args); err != nil {
 		return err
@@ -33,62 +34,86 @@ func benchCommitlat(args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	t := &table{title: fmt.Sprintf("4 KiB pwrite at random offsets of a %d MiB file for %d s, one writer", *size>>20, *secs),
-		head: []string{"target", "op", "count", "p50", "p99", "p99.9", "max", "p99 vs no commits"}}
+	t := &table{title: fmt.Sprintf("4 KiB pwrite at random offsets of a %d MiB file for %d s, one writer; %d interleaved reps", *size>>20, *secs, *reps),
+		head: []string{"target", "op", "count", "p50", "p99", "p99.9", "max", "p99 vs no commits (per rep: median, range)"}}
 	t.note("write: buffered 4 KiB pwrite; read: a second thread's O_DIRECT 4 KiB pread of the same file (reaches the daemon)")
-	t.note("ratio of p99 with a commit every second to p99 with no commit during the run (goal <= 2)")
+	t.note("percentiles over the samples of all reps; ratio of p99 with a commit every second to p99 with no commit during the run, rep by rep (goal <= 2)")
 	type res struct {
-		name      string
-		lat, rlat []time.Duration
+		name       string
+		lat, rlat  []time.Duration
+		p99, rp99  []float64 // per rep
+		commits    int
+		maxLocked  time.Duration
+		maxCommits time.Duration
 	}
-	var results []res
-	for _, c := range []struct {
+	cases := []struct {
 		name  string
 		every time.Duration
-	}{{"gobtrfs FUSE, no commits (commit=3600)", time.Hour}, {"gobtrfs FUSE, commit=1", time.Second}} {
-		mt, mnt, stop, err := e.ours(fmt.Sprintf("ours%d", len(results)), 1<<30, fusefs.Options{CommitInterval: c.every})
-		if err != nil {
-			return err
+	}{{"gobtrfs FUSE, no commits (commit=3600)", time.Hour}, {"gobtrfs FUSE, commit=1", time.Second}}
+	results := make([]res, len(cases))
+	for rep := 0; rep < *reps; rep++ {
+		for i, c := range cases {
+			mt, mnt, stop, err := e.ours(fmt.Sprintf("ours%d-%d", i, rep), 1<<30, fusefs.Options{CommitInterval: c.every})
+			if err != nil {
+				return err
+			}
+			lat, rlat, err := writeLatencies(filepath.Join(mnt, "f"), *size, time.Duration(*secs)*time.Second)
+			if err != nil {
+				return err
+			}
+			cs := mt.CommitStats()
+			if err := stop(); err != nil {
+				return err
+			}
+			os.Remove(mt.Image) // tmpfs is memory
+			r := &results[i]
+			r.name = c.name
+			r.lat, r.rlat = append(r.lat, lat...), append(r.rlat, rlat...)
+			r.p99, r.rp99 = append(r.p99, float64(quantile(lat, 0.99))), append(r.rp99, float64(quantile(rlat, 0.99)))
+			r.commits += cs.Commits
+			r.maxLocked, r.maxCommits = max(r.maxLocked, cs.MaxLocked), max(r.maxCommits, cs.MaxCommit)
 		}
-		lat, rlat, err := writeLatencies(filepath.Join(mnt, "f"), *size, time.Duration(*secs)*time.Second)
-		if err != nil {
-			return err
-		}
-		cs := mt.CommitStats()
-		if err := stop(); err != nil {
-			return err
-		}
-		if cs.Commits > 0 {
-			t.note("%s: %d commits, each holding the transaction lock for at most %v (whole commit at most %v)",
-				c.name, cs.Commits, cs.MaxLocked.Round(time.Microsecond), cs.MaxCommit.Round(time.Microsecond))
-		}
-		results = append(results, res{c.name, lat, rlat})
 	}
-	pct := func(s []time.Duration, p float64) time.Duration {
-		if len(s) == 0 {
-			return 0
+	for _, r := range results {
+		if r.commits > 0 {
+			t.note("%s: %d commits, each holding the transaction lock for at most %v (whole commit at most %v)",
+				r.name, r.commits, r.maxLocked.Round(time.Microsecond), r.maxCommits.Round(time.Microsecond))
 		}
-		return s[min(len(s)-1, int(float64(len(s))*p))]
 	}
 	for _, op := range []string{"write", "read"} {
-		get := func(r res) []time.Duration {
+		get := func(r *res) ([]time.Duration, []float64) {
 			if op == "read" {
-				return r.rlat
+				return r.rlat, r.rp99
 			}
-			return r.lat
+			return r.lat, r.p99
 		}
-		base99 := pct(get(results[0]), 0.99)
-		for _, r := range results {
-			s := get(r)
+		_, base99 := get(&results[0])
+		for i := range results {
+			s, p99 := get(&results[i])
 			if len(s) == 0 {
 				continue
 			}
-			t.add(r.name, op, fmt.Sprint(len(s)), us(pct(s, 0.5)), us(pct(s, 0.99)), us(pct(s, 0.999)), us(s[len(s)-1]),
-				ratio(float64(pct(s, 0.99)), float64(base99)))
+			sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+			var rs []float64
+			for k := range p99 {
+				if k < len(base99) && base99[k] > 0 {
+					rs = append(rs, p99[k]/base99[k])
+				}
+			}
+			t.add(results[i].name, op, fmt.Sprint(len(s)), us(quantile(s, 0.5)), us(quantile(s, 0.99)), us(quantile(s, 0.999)), us(s[len(s)-1]),
+				spread(rs, "%.2f"))
 		}
 	}
 	t.print(out)
 	return nil
+}
+
+// quantile is the p quantile of sorted s.
+func quantile(s []time.Duration, p float64) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
 
 // writeLatencies creates path with size bytes written, then writes 4 KiB
