@@ -128,32 +128,50 @@ func (e *benchEnv) kernelBtrfs(name string, size int64) (string, string, func() 
 	return img, mnt, stop, nil
 }
 
-// loopback mounts go-fuse's passthrough filesystem over a tmpfs directory.
+// loopback mounts go-fuse's passthrough filesystem over a tmpfs directory
+// until the run ends.
 func (e *benchEnv) loopback(name string) (string, error) {
+	mnt, _, err := e.loopbackStop(name)
+	return mnt, err
+}
+
+// loopbackStop is loopback with a func that unmounts it (and removes its
+// files) before the run ends.
+func (e *benchEnv) loopbackStop(name string) (string, func() error, error) {
 	src := e.mkdir(name + "-src")
 	mnt := e.mkdir(name)
 	root, err := gofs.NewLoopbackRoot(src)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	server, err := gofs.Mount(mnt, root, &gofs.Options{MountOptions: fuse.MountOptions{
 		DirectMount: os.Geteuid() == 0, MaxWrite: 1 << 20, FsName: src, Name: "loopback"}})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	e.cleanups = append(e.cleanups, func() {
+	done := false
+	stop := func() error {
+		if done {
+			return nil
+		}
+		done = true
 		var err error
 		for i := 0; i < 20; i++ {
 			if err = server.Unmount(); err == nil {
 				server.Wait()
-				return
+				return os.RemoveAll(src)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		fmt.Fprintf(os.Stderr, "unmount %s: %v; detaching it\n", mnt, err)
 		syscall.Unmount(mnt, syscall.MNT_DETACH)
+		return fmt.Errorf("unmount %s: %w; detached it", mnt, err)
+	}
+	e.cleanups = append(e.cleanups, func() {
+		if err := stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
 	})
-	return mnt, nil
+	return mnt, stop, nil
 }
 
 func timeCmd(name string, args ...string) (time.Duration, error) {
