@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -112,6 +113,7 @@ func benchMeta(args []string, out io.Writer) error {
 	for rep := 0; rep < *reps; rep++ {
 		for i, tg := range targets {
 			runtime.GC() // the previous target's garbage is not this one's
+			debug.FreeOSMemory()
 			resetPeakRSS()
 			mnt, stop, err := tg.mount(rep)
 			if err != nil {
