@@ -49,7 +49,6 @@ type rwState struct {
 	// mtime and ctime and sends them with SETATTR; writes do not set them.
 	kernelTimes bool
 
-	dirty      atomic.Int64  // bytes buffered since the last full writeback (an upper bound)
 	writes     atomic.Uint64 // WRITE requests received (syncWithKernel waits for them to stop)
 	limit      int64
 	interval   time.Duration
