@@ -40,4 +40,12 @@ func (s *watchSet) reset() { clear(s.ids) }
 // Touched tells the writer that inode id's items are about to change or
 // have changed in the running transaction (its inode item is written, made
 // or deleted). The caller holds a transaction handle.
-func (w *Writer) Touched(id ondisk.InodeRef) { w.watch.drop(id) }
+func (w *Writer) Touched(id ondisk.InodeRef) {
+	w.watch.drop(id)
+	w.dirs.touched(id)
+}
+
+// DirIndexChanged tells the writer that the DIR_INDEX item index of
+// directory dir was inserted or deleted in the running transaction. The
+// caller holds a transaction handle.
+func (w *Writer) DirIndexChanged(dir ondisk.InodeRef, index uint64) { w.dirs.changed(dir, index) }

@@ -46,15 +46,19 @@ type Writer struct {
 	plan       map[ondisk.InodeRef]*planned   // what of each logged inode is copied
 	memo       map[ondisk.InodeRef]*visitMemo // the planner's memory of this transaction
 	watch      watchSet                       // memos no change has touched since (Touched)
+	dirs       dirCache                       // directories logged whole in this transaction (writedirs.go)
 	slab       plannedSlab                    // plan entries, reused by every fsync
 	planMaps   mapPool                        // the planners' maps, reused by every fsync
 	targetMaps mapPool
 	stores     map[ondisk.InodeRef]*inodeLog
-	disk       diskBlocks                  // blocks of the log on disk, by content
-	reused     []ondisk.LogicalAddr        // blocks of the log on disk the build uses again
-	reusedSet  map[ondisk.LogicalAddr]bool // the same, as a set: each is used once
-	nodes      []*diskio.Node              // block buffers, reused
-	order      []wRef                      // build scratch, reused
+	disk       diskBlocks                      // blocks of the log on disk, by content
+	reused     []ondisk.LogicalAddr            // blocks of the log on disk the build uses again
+	reusedSet  map[ondisk.LogicalAddr]bool     // the same, as a set: each is used once
+	nodes      []*diskio.Node                  // block buffers, reused
+	order      []wRef                          // build scratch, reused
+	leaves     map[ondisk.ObjectID][]builtLeaf // each log tree's leaves on disk (writeleaves.go)
+	built      map[ondisk.ObjectID][]builtLeaf // the same, of the log being built
+	version    uint64                          // the last store version given (inodeLog.ver)
 
 	stats Stats
 }
@@ -82,8 +86,10 @@ func (w *Writer) Fsync(id ondisk.InodeRef, commit func() error) error {
 		// The previous log died with its commit.
 		w.transid, w.targets, w.logged = t, w.targets[:0], w.logged[:0]
 		w.disk.reset()
+		w.leaves = nil
 		clear(w.memo)
 		w.watch.reset()
+		w.dirs.reset()
 		if len(w.stores) > 4*maxTargets {
 			clear(w.stores)
 		}
@@ -122,6 +128,7 @@ func (w *Writer) Fsync(id ondisk.InodeRef, commit func() error) error {
 		w.count(ReasonLogIO)
 		return commit()
 	}
+	w.leaves, w.built = w.built, nil
 	if err := w.f.FreeLogBlocks(w.disk.replace(nodes, w.reused)); err != nil {
 		return err
 	}
@@ -180,7 +187,7 @@ func (w *Writer) logAll(h *txn.Handle, id ondisk.InodeRef) (string, error) {
 		p, reason, err := newPlanner(h, w.f, sub)
 		if p != nil {
 			p.plan, p.targets = w.planMaps.take(sub), w.targetMaps.takeBool(sub)
-			p.memo, p.watch, p.fsynced, p.slab = w.memo, &w.watch, id, &w.slab
+			p.memo, p.watch, p.fsynced, p.slab, p.dirs = w.memo, &w.watch, id, &w.slab, &w.dirs
 			plans[sub] = p
 		}
 		return p, reason, err
@@ -359,6 +366,8 @@ func (w *Writer) copyInode(h *txn.Handle, id ondisk.InodeRef, pl *planned) error
 		w.stores[id] = l
 	}
 	l.reset()
+	w.version++
+	l.ver = w.version
 	l.mode, l.ranges, l.transid = pl.mode, append(l.ranges[:0], pl.ranges...), h.Transid()
 	l.dels = append(l.dels[:0], pl.dels...)
 	w.cur.reset()
