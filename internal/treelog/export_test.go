@@ -1,6 +1,7 @@
 package treelog
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -13,13 +14,15 @@ func SetMaxTargets(n int) int {
 	return old
 }
 
-// TestMain checks every kept directory state against a classification
-// from scratch in this package's tests, and fails the run on a difference.
+// TestMain checks every kept directory state and kept plan against ones
+// made from scratch in this package's tests (not in benchmarks: it costs what
+// the state saves), and fails the run on a difference.
 func TestMain(m *testing.M) {
-	verifyDirCache = true
+	flag.Parse()
+	verifyKept = flag.Lookup("test.bench").Value.String() == ""
 	code := m.Run()
-	for _, err := range dirCacheMismatch {
-		fmt.Fprintln(os.Stderr, "FAIL: directory state:", err)
+	for _, err := range keptMismatch {
+		fmt.Fprintln(os.Stderr, "FAIL: kept state:", err)
 		code = 1
 	}
 	os.Exit(code)

@@ -24,12 +24,12 @@ import (
 // logging of only the dir items changed since the directory was last
 // logged (last_dir_index_offset, btrfs_del_dir_entries_in_log)
 
-// verifyDirCache makes every kept directory state be checked against a
-// classification from scratch; the differences are listed in
-// dirCacheMismatch (the tests set it, and fail on any).
+// verifyKept makes every kept directory state and kept plan be checked
+// against ones made from scratch; the differences are listed in
+// keptMismatch (the tests set it, and fail on any).
 var (
-	verifyDirCache   = false
-	dirCacheMismatch []error
+	verifyKept   = false
+	keptMismatch []error
 )
 
 // dirCache holds the directory states of the running transaction.
@@ -186,14 +186,14 @@ func (p *planner) dirPlan(dir ondisk.ObjectID) (dirResult, error) {
 		return dirResult{}, err
 	}
 	res := st.result(holes)
-	if verifyDirCache {
+	if verifyKept {
 		full, err := p.fullState(nil, dir, holes)
 		if err != nil {
 			return dirResult{}, err
 		}
 		if f := full.result(holes); !f.equal(res) {
 			err := p.errorf(dir, "kept directory state %+v differs from a new classification %+v", res, f)
-			dirCacheMismatch = append(dirCacheMismatch, err) // a fallback to a commit would hide it
+			keptMismatch = append(keptMismatch, err) // a fallback to a commit would hide it
 			return dirResult{}, err
 		}
 	}

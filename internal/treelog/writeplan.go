@@ -37,9 +37,10 @@ type planned struct {
 	mode logMode
 	dir  bool
 	// item is the inode item as the planner read it (valid during the
-	// fsync: the handle keeps the tree still), so copying can tell an
-	// unchanged store without another lookup.
+	// fsync of sequence number seq: the handle keeps the tree still), so
+	// copying can tell an unchanged store without another lookup.
 	item []byte
+	seq  uint64
 	// dels are DIR_INDEX indexes of committed names that replay must
 	// remove (a name renamed or unlinked away from this directory), each
 	// logged as a one-index DIR_LOG_INDEX range with no entry in it.
@@ -76,6 +77,8 @@ type planner struct {
 	watch   *watchSet                      // memos still current (the writer's)
 	fsynced ondisk.InodeRef                // the inode being fsync'd: always read
 	dirs    *dirCache                      // directories logged whole (the writer's; nil: none kept)
+	seq     uint64                         // the writer's fsync sequence number
+	changed map[ondisk.ObjectID]bool       // plan entries made, changed or visited by this fsync (nil: not kept)
 	rec     *visitMemo                     // what the inode being visited adds
 }
 
@@ -108,11 +111,20 @@ func (p *planner) want(ino ondisk.ObjectID, m logMode) {
 		pl.mode = m
 		p.plan[ino] = pl
 		p.queue = append(p.queue, ino)
+		p.mark(ino)
 		return
 	}
 	if m > pl.mode {
 		pl.mode = m
 		p.queue = append(p.queue, ino) // visit again for what the new mode needs
+		p.mark(ino)
+	}
+}
+
+// mark records that ino's plan entry was made or changed by this fsync.
+func (p *planner) mark(ino ondisk.ObjectID) {
+	if p.changed != nil {
+		p.changed[ino] = true
 	}
 }
 
@@ -167,7 +179,8 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	if m := p.memo[id]; m != nil && m.transid == p.h.Transid() && id != p.fsynced &&
 		p.watch != nil && p.watch.has(id) {
 		// Untouched since the memo was made: its inode item is m.fp.
-		pl.dir, pl.item = m.dir, m.fp
+		pl.dir, pl.item, pl.seq = m.dir, m.fp, p.seq
+		p.mark(ino)
 		if pl.dir && p.targets[ino] && pl.mode < modeDir {
 			pl.mode = modeDir
 		}
@@ -183,7 +196,8 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	if !ok || ii.NLink == 0 {
 		return ReasonDeleted, nil
 	}
-	pl.dir, pl.item = ii.Mode&item.SIFMT == item.SIFDIR, raw
+	pl.dir, pl.item, pl.seq = ii.Mode&item.SIFMT == item.SIFDIR, raw, p.seq
+	p.mark(ino)
 	if pl.dir && p.targets[ino] && pl.mode < modeDir {
 		pl.mode = modeDir
 	}
@@ -250,7 +264,10 @@ func (p *planner) del(dir ondisk.ObjectID, index uint64) {
 		rec.dels = append(rec.dels, delRec{dir, index})
 	}
 	pl := p.plan[dir]
-	pl.dels = append(pl.dels, index)
+	if !slices.Contains(pl.dels, index) { // a kept plan sees its deletions again
+		pl.dels = append(pl.dels, index)
+		p.mark(dir)
+	}
 }
 
 // visitMemo is what visiting an inode added to the plan, valid while the
