@@ -140,7 +140,7 @@ func benchMeta(args []string, out io.Writer) error {
 	for j, w := range works {
 		for i, tg := range targets {
 			med := median(times[i][j])
-			lo, hi := spread(times[i][j])
+			lo, hi := durRange(times[i][j])
 			vsLoop := []float64{0}
 			if len(targets) > 1 {
 				vsLoop = pairedRatios(times[1][j], times[i][j])
@@ -165,8 +165,8 @@ func benchMeta(args []string, out io.Writer) error {
 	return nil
 }
 
-// spread returns the smallest and largest of ds.
-func spread(ds []time.Duration) (time.Duration, time.Duration) {
+// durRange returns the smallest and largest of ds.
+func durRange(ds []time.Duration) (time.Duration, time.Duration) {
 	lo, hi := ds[0], ds[0]
 	for _, d := range ds {
 		lo, hi = min(lo, d), max(hi, d)
