@@ -61,6 +61,12 @@ func OpenRW(path string, opts *RWOptions) (*RW, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What a crash left of files deleted while open goes now, as at the
+	// kernel's read-write mount (btrfs_orphan_cleanup).
+	if _, err := f.CleanOrphans(); err != nil {
+		f.Close()
+		return nil, err
+	}
 	w := &RW{f: f, wb: &writeBuf{}}
 	if opts.CommitInterval > 0 {
 		w.startCommitTimer(opts.CommitInterval)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -127,32 +128,50 @@ func (e *benchEnv) kernelBtrfs(name string, size int64) (string, string, func() 
 	return img, mnt, stop, nil
 }
 
-// loopback mounts go-fuse's passthrough filesystem over a tmpfs directory.
+// loopback mounts go-fuse's passthrough filesystem over a tmpfs directory
+// until the run ends.
 func (e *benchEnv) loopback(name string) (string, error) {
+	mnt, _, err := e.loopbackStop(name)
+	return mnt, err
+}
+
+// loopbackStop is loopback with a func that unmounts it (and removes its
+// files) before the run ends.
+func (e *benchEnv) loopbackStop(name string) (string, func() error, error) {
 	src := e.mkdir(name + "-src")
 	mnt := e.mkdir(name)
 	root, err := gofs.NewLoopbackRoot(src)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	server, err := gofs.Mount(mnt, root, &gofs.Options{MountOptions: fuse.MountOptions{
 		DirectMount: os.Geteuid() == 0, MaxWrite: 1 << 20, FsName: src, Name: "loopback"}})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	e.cleanups = append(e.cleanups, func() {
+	done := false
+	stop := func() error {
+		if done {
+			return nil
+		}
+		done = true
 		var err error
 		for i := 0; i < 20; i++ {
 			if err = server.Unmount(); err == nil {
 				server.Wait()
-				return
+				return os.RemoveAll(src)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		fmt.Fprintf(os.Stderr, "unmount %s: %v; detaching it\n", mnt, err)
 		syscall.Unmount(mnt, syscall.MNT_DETACH)
+		return fmt.Errorf("unmount %s: %w; detached it", mnt, err)
+	}
+	e.cleanups = append(e.cleanups, func() {
+		if err := stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
 	})
-	return mnt, nil
+	return mnt, stop, nil
 }
 
 func timeCmd(name string, args ...string) (time.Duration, error) {
@@ -551,32 +570,54 @@ func benchStream(args []string, out io.Writer) error {
 	t.note("best of %d interleaved runs; ratios are throughput ratios (higher is faster); target >= 0.9 of the loopback", *reps)
 	t.print(out)
 
-	// extent sizes of a plain (not preallocated) 4 KiB stream
-	t2 := &table{title: fmt.Sprintf(`extents of a plain 4 KiB stream: xfs_io -f -c "pwrite -b 4096 0 %s" g`, n),
-		head: []string{"target", "extents", "average extent", "largest"}}
-	stream := func(mnt string) (uint64, error) {
-		g := filepath.Join(mnt, "g")
-		if _, err := timeCmd("xfs_io", "-f", "-c", "pwrite -b 4096 0 "+n, g); err != nil {
-			return 0, err
+	// extent sizes of a plain 4 KiB stream, and of one into a preallocated file
+	t2 := &table{title: fmt.Sprintf(`extents of 4 KiB streams: xfs_io -f -c "pwrite -b 4096 0 %s" plain; falloc 0 %s + pwrite -W -b 4096 0 %s prealloc`, n, n, n),
+		head: []string{"target", "file", "extent items", "average extent", "largest", "peak RSS"}}
+	streams := func(mnt string) (map[string]uint64, error) {
+		inos := map[string]uint64{}
+		for _, f := range []struct{ name, falloc, pwrite string }{
+			{"plain", "", "pwrite -b 4096 0 " + n},
+			{"prealloc", "falloc 0 " + n, "pwrite -W -b 4096 0 " + n},
+		} {
+			p := filepath.Join(mnt, f.name)
+			args := []string{"-f"}
+			if f.falloc != "" {
+				args = append(args, "-c", f.falloc)
+			}
+			if _, err := timeCmd("xfs_io", append(args, "-c", f.pwrite, p)...); err != nil {
+				return nil, err
+			}
+			var st syscall.Stat_t
+			if err := syscall.Stat(p, &st); err != nil {
+				return nil, err
+			}
+			inos[f.name] = st.Ino
 		}
-		var st syscall.Stat_t
-		if err := syscall.Stat(g, &st); err != nil {
-			return 0, err
-		}
-		return st.Ino, nil
+		return inos, nil
 	}
+	rows := func(name, img string, inos map[string]uint64, rss string) error {
+		for _, f := range []string{"plain", "prealloc"} {
+			if err := addExtentRow(t2, name, f, img, inos[f], rss); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
 	mt, mnt, stop, err := e.ours("ours-extents", imgSize, fusefs.Options{})
 	if err != nil {
 		return err
 	}
-	ino, err := stream(mnt)
+	inos, err := streams(mnt)
 	if err != nil {
 		return err
 	}
 	if err := stop(); err != nil {
 		return err
 	}
-	if err := addExtentRow(t2, "gobtrfs FUSE", mt.Image, ino); err != nil {
+	if err := rows("gobtrfs FUSE", mt.Image, inos, mib(peakRSS())); err != nil {
 		return err
 	}
 	if e.kernel {
@@ -584,24 +625,25 @@ func benchStream(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		ino, err := stream(mnt)
+		inos, err := streams(mnt)
 		if err != nil {
 			return err
 		}
 		if err := stop(); err != nil {
 			return err
 		}
-		if err := addExtentRow(t2, "kernel btrfs", img, ino); err != nil {
+		if err := rows("kernel btrfs", img, inos, "-"); err != nil {
 			return err
 		}
 	}
-	t2.note("target: average >= 32 MiB (delayed allocation); btrfs caps an extent at 128 MiB")
+	t2.note("target: average >= 32 MiB (delayed allocation); btrfs caps an extent at 128 MiB, and an extent never crosses a block group")
+	t2.note("peak RSS: of the bench process (the mount runs inside it) while it wrote both files; dirty_limit is %s", mib(256<<20))
 	t2.print(out)
 	return nil
 }
 
 // addExtentRow reads the committed extents of ino (FS tree) from img.
-func addExtentRow(t *table, name, img string, ino uint64) error {
+func addExtentRow(t *table, name, file, img string, ino uint64, rss string) error {
 	dev, err := blockdev.OpenFile(img, true)
 	if err != nil {
 		return err
@@ -631,6 +673,6 @@ func addExtentRow(t *table, name, img string, ino uint64) error {
 	if count > 0 {
 		avg = float64(total) / float64(count)
 	}
-	t.add(name, fmt.Sprint(count), fmt.Sprintf("%.1f MiB", avg/(1<<20)), fmt.Sprintf("%.1f MiB", float64(largest)/(1<<20)))
+	t.add(name, file, fmt.Sprint(count), fmt.Sprintf("%.1f MiB", avg/(1<<20)), fmt.Sprintf("%.1f MiB", float64(largest)/(1<<20)), rss)
 	return nil
 }

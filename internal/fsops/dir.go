@@ -126,6 +126,7 @@ func (o *op) insertDirEntries(dir ondisk.InodeRef, e *Entry) error {
 	if err != nil {
 		return fmt.Errorf("insert dir item %q in %v: %w", e.Name, dir, err)
 	}
+	o.f.logWriter().DirIndexChanged(dir, e.Index)
 	if err := t.InsertItem(o.a, dirIndexKey(dir.Ino, e.Index), buf); err != nil {
 		return fmt.Errorf("insert dir index %d (%q) in %v: %w", e.Index, e.Name, dir, err)
 	}
@@ -145,6 +146,7 @@ func (o *op) deleteDirEntries(dir ondisk.InodeRef, name string, index uint64) er
 	if err := o.deleteNamed(t, dirItemKey(dir.Ino, []byte(name)), name); err != nil {
 		return fmt.Errorf("delete dir item %q in %v: %w", name, dir, err)
 	}
+	o.f.logWriter().DirIndexChanged(dir, index)
 	if err := t.DeleteItem(o.a, dirIndexKey(dir.Ino, index)); err != nil {
 		return fmt.Errorf("delete dir index %d (%q) in %v: %w", index, name, dir, err)
 	}

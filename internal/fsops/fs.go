@@ -66,6 +66,10 @@ type FS struct {
 	space       dataSpace     // data space accounting (own lock)
 	nocowChecks atomic.Uint64 // CanNocow calls
 
+	// inUse says whether an inode losing its last link stays as an
+	// orphan (orphan.go).
+	inUse func(ondisk.InodeRef) bool
+
 	logOnce sync.Once
 	log     *treelog.Writer // fsync through the log tree (fsync.go)
 

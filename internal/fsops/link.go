@@ -69,6 +69,9 @@ func (o *op) dropLink(id ondisk.InodeRef, x *item.InodeItem) error {
 		x.NLink--
 	}
 	if x.NLink == 0 || isDir(x.Mode) {
+		if kept, err := o.keepOrphan(id, x); kept || err != nil {
+			return err // still open: deleted by its last close (orphan.go)
+		}
 		return o.deleteInode(id)
 	}
 	o.touch(x, false)

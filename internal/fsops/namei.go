@@ -205,7 +205,13 @@ func (f *FS) Link(target, dir ondisk.InodeRef, name string) error {
 		}
 		x.NLink++
 		o.touch(x, false)
-		return o.putInode(target, x)
+		if err := o.putInode(target, x); err != nil {
+			return err
+		}
+		if x.NLink == 1 { // an O_TMPFILE gets its first name
+			return o.delOrphan(target)
+		}
+		return nil
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/compress"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -34,6 +35,29 @@ func (f *FS) WriteAt(id ondisk.InodeRef, off uint64, data []byte) (int, error) {
 // preallocated extents, see CanNocow) need no data space at all.
 // mirrors the writeback of delalloc (run_delalloc_range)
 func (f *FS) WriteAtReserved(id ondisk.InodeRef, off uint64, data []byte, reserved uint64) (int, error) {
+	return f.writeAt(id, off, data, reserved, nil)
+}
+
+// WriteAtTimes is WriteAt for the writeback of data buffered earlier: the
+// write happened when it was buffered, so the inode's mtime becomes mtime
+// and its ctime ctime (never older than it was), or they stay as they are
+// where zero, in the same operation (a SETATTR of times cannot come in
+// between and be undone).
+func (f *FS) WriteAtTimes(id ondisk.InodeRef, off uint64, data []byte, mtime, ctime time.Time) (int, error) {
+	return f.writeAt(id, off, data, 0, func(x *item.InodeItem, oldM, oldC item.Timespec) {
+		x.Mtime, x.Ctime = oldM, oldC
+		if !mtime.IsZero() {
+			x.Mtime = item.TimespecOf(mtime)
+		}
+		if !ctime.IsZero() && ctime.After(oldC.Time()) {
+			x.Ctime = item.TimespecOf(ctime)
+		}
+	})
+}
+
+// writeAt is WriteAtReserved; times, if set, then sets the inode's times
+// from those it had before.
+func (f *FS) writeAt(id ondisk.InodeRef, off uint64, data []byte, reserved uint64, times func(x *item.InodeItem, oldM, oldC item.Timespec)) (int, error) {
 	err := f.runReserved(reserved, func(o *op) error {
 		x, err := o.writableInode(id)
 		if err != nil {
@@ -45,8 +69,12 @@ func (f *FS) WriteAtReserved(id ondisk.InodeRef, off uint64, data []byte, reserv
 			}
 			return errf(syscall.EINVAL, "write %v: not a regular file", id)
 		}
+		oldM, oldC := x.Mtime, x.Ctime
 		if err := o.write(id, x, off, data); err != nil {
 			return err
+		}
+		if times != nil {
+			times(x, oldM, oldC)
 		}
 		return o.putInode(id, x)
 	})

@@ -19,10 +19,9 @@ import (
 // nor last (the next flush of the kernel's times sets the old one back).
 //
 // Two rules make it right:
-//   - a ctime from the kernel never moves the stored one backwards
-//     (keepCtime): users cannot set ctime, only the kernel's time flush
-//     sends one, and the stored one is newer only when the daemon itself
-//     changed the inode behind the kernel's back;
+//   - a ctime from the kernel never moves the one an ioctl stored
+//     backwards (keepCtime): users cannot set ctime, only the kernel's
+//     time flush sends one, so its older ctime is the stale one;
 //   - once the last open of such a file is released, the daemon asks the
 //     kernel to drop its inode (FUSE_NOTIFY_PRUNE: unused dentries of the
 //     inode go, and FUSE inodes are deleted at their last iput), so the
@@ -36,26 +35,37 @@ func (r *rwState) kernelCtimeStale(id ondisk.InodeRef) {
 	if !r.kernelTimes {
 		return
 	}
+	x, err := r.ops.Stat(id)
+	if err != nil || x.Mode&0o170000 != 0o100000 {
+		return
+	}
 	r.mu.Lock()
-	if st := r.open[id]; st != nil && !st.isDir {
+	if st := r.open[id]; st != nil {
 		st.staleCtime = true
 	}
+	r.ctimeFloor[id] = x.Ctime.Time()
 	r.mu.Unlock()
 }
 
-// keepCtime makes a's ctime from the kernel no older than id's stored one.
-func (r *rwState) keepCtime(id ondisk.InodeRef, a *fsops.SetAttr) error {
+// keepCtime makes a's ctime from the kernel no older than the one an
+// ioctl gave id. Only there: other changes the daemon makes (link,
+// rename) the kernel stamps itself, and its time is the one shown. Once
+// the kernel sends a ctime at least as new, its inode has caught up and
+// the floor goes.
+func (r *rwState) keepCtime(id ondisk.InodeRef, a *fsops.SetAttr) {
 	if !r.kernelTimes || a.Valid&fsops.SetCtime == 0 {
-		return nil
+		return
 	}
-	x, err := r.ops.Stat(id)
-	if err != nil {
-		return err
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	floor, ok := r.ctimeFloor[id]
+	switch {
+	case !ok:
+	case floor.After(a.Ctime):
+		a.Ctime = floor
+	default:
+		delete(r.ctimeFloor, id)
 	}
-	if c := x.Ctime.Time(); c.After(a.Ctime) {
-		a.Ctime = c
-	}
-	return nil
 }
 
 // pruneWait bounds how long a RELEASE waits for the kernel to take the

@@ -110,9 +110,9 @@
 //
 // # Unlinked open files
 //
-// fsops deletes an inode when its last name goes. A file that is still open
-// (or an O_TMPFILE) first gets a hidden name in the subvolume's orphan
-// directory (/.gobtrfs-orphans, hidden from lookup and readdir); the last
-// release removes that name, which deletes the inode. A crash leaves the
-// directory behind; the next read-write mount empties it.
+// fsops deletes an inode when its last name goes, unless it is still open
+// (rwState.inUse): then, as on the kernel's btrfs, it stays with nlink 0 and
+// an ORPHAN_ITEM, and its last release deletes it; an O_TMPFILE starts that
+// way. A crash leaves the orphan behind, and the next read-write mount, the
+// kernel's or ours, deletes it (fsops/orphan.go).
 package fusefs

@@ -2,7 +2,6 @@ package fusefs
 
 import (
 	"context"
-	"fmt"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
@@ -100,8 +99,8 @@ func (n *Node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	return ch, &fileHandle{n: ch.Operations().(*Node)}, fuse.FOPEN_KEEP_CACHE, 0
 }
 
-// Tmpfile makes an open file with no name (O_TMPFILE): it lives under a
-// hidden name until linkat gives it one or it is closed.
+// Tmpfile makes an open file with no name (O_TMPFILE): an orphan of the
+// engine until linkat gives it a name or it is closed.
 func (n *Node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
 	r, errno := n.writable()
 	if errno != 0 {
@@ -112,20 +111,7 @@ func (n *Node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 		return nil, nil, 0, errno
 	}
 	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFREG)
-	r.nsMu.Lock()
-	defer r.nsMu.Unlock()
-	od, err := r.orphanDir(n.id.Root)
-	if err != nil {
-		return nil, nil, 0, n.m.errnoOf("tmpfile in", n.id, err)
-	}
-	r.mu.Lock()
-	r.tmpSeq++
-	name := fmt.Sprintf("tmp.%d", r.tmpSeq)
-	r.mu.Unlock()
-	f, err := r.ops.Create(od, name, mode, uid, gid, 0)
-	if err == nil {
-		err = r.ops.InheritACL(n.id, f, mode) // n's default ACL, not the orphan directory's
-	}
+	f, err := r.ops.CreateTmpfile(n.id, mode, uid, gid)
 	if err != nil {
 		return nil, nil, 0, n.m.errnoOf("tmpfile in", n.id, err)
 	}
@@ -135,9 +121,8 @@ func (n *Node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 		return nil, nil, 0, n.m.errnoOf("tmpfile", id, err)
 	}
 	r.mu.Lock()
-	r.open[id] = &openState{opens: 1, orphan: name}
+	r.open[id] = &openState{opens: 1, orphan: true}
 	r.mu.Unlock()
-	a.Nlink = 0
 	a.fill(&out.Attr, n.m.ids.stable(id))
 	ch := n.NewInode(ctx, &Node{m: n.m, id: id}, n.m.stableAttr(id, &a))
 	return ch, &fileHandle{n: ch.Operations().(*Node)}, fuse.FOPEN_KEEP_CACHE, 0
@@ -257,16 +242,12 @@ func (n *Node) remove(name string, dir bool) syscall.Errno {
 	}
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()
-	victim, dies, gone, err := r.prepareRemove(n.id, name, dir)
-	if gone {
-		return 0
-	}
-	if err == nil {
-		if dir {
-			err = r.ops.Rmdir(n.id, name)
-		} else {
-			err = r.ops.Unlink(n.id, name)
-		}
+	victim, dies := r.prepareRemove(n.id, name, dir)
+	var err error
+	if dir {
+		err = r.ops.Rmdir(n.id, name)
+	} else {
+		err = r.ops.Unlink(n.id, name)
 	}
 	if err != nil {
 		op := "unlink "
@@ -320,7 +301,6 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	defer r.nsMu.Unlock()
 	var victim ondisk.InodeRef
 	var dies bool
-	var err error
 	if flags&fsops.RenameExchange == 0 && flags&fsops.RenameNoReplace == 0 {
 		src, sx, lerr := r.ops.Lookup(n.id, name)
 		if lerr != nil {
@@ -329,12 +309,9 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 		if dst, _, lerr := r.ops.Lookup(np.id, newName); lerr == nil && dst == src {
 			return 0 // both names link the same inode: nothing to do
 		}
-		victim, dies, _, err = r.prepareRemove(np.id, newName, sx.Mode&syscall.S_IFMT == syscall.S_IFDIR)
+		victim, dies = r.prepareRemove(np.id, newName, sx.Mode&syscall.S_IFMT == syscall.S_IFDIR)
 	}
-	if err == nil {
-		err = r.ops.Rename(n.id, name, np.id, newName, flags)
-	}
-	if err != nil {
+	if err := r.ops.Rename(n.id, name, np.id, newName, flags); err != nil {
 		return n.m.errnoOf("rename "+name+" in", n.id, err)
 	}
 	if dies {

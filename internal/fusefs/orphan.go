@@ -3,21 +3,41 @@ package fusefs
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
-// orphanDirName is the directory, in each subvolume's root, holding the
-// hidden names of open files whose last visible name was removed (see
-// doc.go). It is hidden from lookup and readdir.
-const orphanDirName = ".gobtrfs-orphans"
+// Open files that lose their last name (and O_TMPFILEs) are orphans of the
+// engine (fsops/orphan.go): nlink 0 and an ORPHAN_ITEM, as the kernel keeps
+// them, so that after a crash the next read-write mount, the kernel's or
+// ours, deletes them. inUse tells the engine which inodes are open; the
+// last release deletes an orphan.
 
-// hidden reports whether name in dir is the orphan directory.
+// legacyOrphanDir is the directory, in a subvolume's root, where earlier
+// versions gave such files hidden names; a crash could leave it behind,
+// and a read-write mount removes it. It stays hidden from lookup and
+// readdir.
+const legacyOrphanDir = ".gobtrfs-orphans"
+
+// hidden reports whether name in dir is the legacy orphan directory.
 func (r *rwState) hidden(dir ondisk.InodeRef, name string) bool {
-	return dir.Ino == fsops.RootDirIno && name == orphanDirName
+	return dir.Ino == fsops.RootDirIno && name == legacyOrphanDir
+}
+
+// inUse is the engine's question (fsops.FS.SetInUse) when id loses its
+// last link: whether it is open. An open one becomes an orphan, deleted at
+// its last release. Called with the engine's lock held: it takes only mu.
+func (r *rwState) inUse(id ondisk.InodeRef) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.open[id]
+	if st == nil { // (opens 0: its last release is under way, and deletes it)
+		return false
+	}
+	st.orphan = true
+	return true
 }
 
 // opened counts an open of id (a regular file or a directory).
@@ -69,7 +89,7 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 	r.mu.Unlock()
 
 	var err error
-	if orphan != "" {
+	if orphan {
 		r.nsMu.Lock()
 		// An open (openExisting, under nsMu) may have come between the
 		// count above and nsMu: then that open's release removes it.
@@ -80,8 +100,8 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 			r.nsMu.Unlock()
 			return nil
 		}
-		// linkat may have given it a visible name since: then its data stays
-		if x, serr := r.ops.Stat(id); serr == nil && x.NLink > 1 && !st.isDir {
+		// linkat may have given it a name since: then its data stays
+		if x, serr := r.ops.Stat(id); serr == nil && x.NLink > 0 && !st.isDir {
 			r.wbMu.Lock()
 			err = r.flushInodeLocked(id)
 			r.wbMu.Unlock()
@@ -89,7 +109,12 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 			r.cache.Drop(id)
 		}
 		if err == nil {
-			err = r.removeHidden(id.Root, orphan, st.isDir)
+			err = r.ops.DropOrphan(id)
+			if err == nil {
+				r.mu.Lock()
+				st.orphan = false
+				r.mu.Unlock()
+			}
 		}
 		r.nsMu.Unlock()
 	} else if !st.isDir && !r.kernelTimes {
@@ -102,9 +127,9 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 		r.wbMu.Unlock()
 	}
 	r.mu.Lock()
-	// An unlink during the write back above may have hidden it: then its
-	// hidden name goes now, as that of a release of a hidden file.
-	again := err == nil && orphan == "" && st.orphan != "" && st.opens == 0
+	// An unlink during the write back above may have made it an orphan:
+	// then it goes now, as at the release of an orphan.
+	again := err == nil && !orphan && st.orphan && st.opens == 0
 	if again {
 		st.opens++ // released counts it down again
 	} else if r.open[id] == st && st.opens == 0 {
@@ -117,129 +142,37 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 	return err
 }
 
-// orphanDir returns subvolume subvol's orphan directory, making it if
-// needed. Caller holds nsMu.
-func (r *rwState) orphanDir(subvol ondisk.ObjectID) (ondisk.InodeRef, error) {
-	r.mu.Lock()
-	id, ok := r.orphans[subvol]
-	r.mu.Unlock()
-	if ok {
-		return id, nil
-	}
-	root := ondisk.InodeRef{Root: subvol, Ino: fsops.RootDirIno}
-	f, _, err := r.ops.Lookup(root, orphanDirName)
-	if isGone(err) {
-		f, err = r.ops.Mkdir(root, orphanDirName, 0o700, 0, 0)
-	}
-	if err != nil {
-		return ondisk.InodeRef{}, fmt.Errorf("orphan directory of subvolume %d: %w", subvol, err)
-	}
-	id = f
-	r.mu.Lock()
-	r.orphans[subvol] = id
-	r.mu.Unlock()
-	return id, nil
-}
-
-// hide gives open file id a hidden name. Caller holds nsMu.
-func (r *rwState) hide(id ondisk.InodeRef, st *openState) error {
-	od, err := r.orphanDir(id.Root)
-	if err != nil {
-		return err
-	}
-	name := strconv.FormatUint(uint64(id.Ino), 10)
-	if err := r.ops.Link(id, od, name); err != nil {
-		return fmt.Errorf("hide open %v: %w", id, err)
-	}
-	r.mu.Lock()
-	st.orphan = name
-	r.mu.Unlock()
-	return nil
-}
-
-// removeHidden removes a hidden name. Caller holds nsMu.
-func (r *rwState) removeHidden(subvol ondisk.ObjectID, name string, isDir bool) error {
-	od, err := r.orphanDir(subvol)
-	if err != nil {
-		return err
-	}
-	if isDir {
-		return r.ops.Rmdir(od, name)
-	}
-	return r.ops.Unlink(od, name)
-}
-
 // prepareRemove runs before name in dir loses its link: unlink and rename
 // over a file (wantDir false), rmdir and rename over a directory (wantDir
-// true). An open regular file about to lose its last name gets a hidden
-// one; an open empty directory is moved to the orphan directory (gone:
-// the name is already free). It also reports whether the inode's buffered
-// data dies with the name. Caller holds nsMu.
-func (r *rwState) prepareRemove(dir ondisk.InodeRef, name string, wantDir bool) (victim ondisk.InodeRef, dies, gone bool, err error) {
-	f, x, err := r.ops.Lookup(dir, name)
+// true). It reports whether the inode's buffered data dies with the name:
+// a regular file's last name goes and it is not open (an open one becomes
+// an orphan, see inUse). Caller holds nsMu.
+func (r *rwState) prepareRemove(dir ondisk.InodeRef, name string, wantDir bool) (victim ondisk.InodeRef, dies bool) {
+	id, x, err := r.ops.Lookup(dir, name)
 	if err != nil {
-		return ondisk.InodeRef{}, false, false, nil // the operation itself reports it
+		return ondisk.InodeRef{}, false // the operation itself reports it
 	}
-	id := f
 	isDir := x.Mode&0o170000 == 0o040000
-	if isDir != wantDir || id.Root != dir.Root {
-		return id, false, false, nil // refused below, or a subvolume
+	if isDir || isDir != wantDir || id.Root != dir.Root || x.Mode&0o170000 != 0o100000 || x.NLink > 1 {
+		return id, false
 	}
 	r.mu.Lock()
 	st := r.open[id]
 	r.mu.Unlock()
-	if isDir {
-		if st == nil || st.orphan != "" {
-			return id, false, false, nil
-		}
-		es, err := r.ops.ReadDir(f)
-		if err != nil {
-			return id, false, false, err
-		}
-		if len(es) > 0 {
-			return id, false, false, fmt.Errorf("remove %q in %v: %w", name, dir, syscall.ENOTEMPTY)
-		}
-		if err := r.hideDir(dir, name, id, st); err != nil {
-			return id, false, false, err
-		}
-		return id, false, true, nil
-	}
-	if x.Mode&0o170000 != 0o100000 || x.NLink > 1 {
-		return id, false, false, nil
-	}
-	if st == nil {
-		return id, true, false, nil
-	}
-	if st.orphan == "" {
-		if err := r.hide(id, st); err != nil {
-			return id, false, false, err
-		}
-	}
-	return id, false, false, nil
+	return id, st == nil
 }
 
-// hideDir moves open empty directory id (name in dir) to the orphan
-// directory. Caller holds nsMu.
-func (r *rwState) hideDir(dir ondisk.InodeRef, name string, id ondisk.InodeRef, st *openState) error {
-	od, err := r.orphanDir(id.Root)
-	if err != nil {
-		return err
-	}
-	hidden := "d" + strconv.FormatUint(uint64(id.Ino), 10)
-	if err := r.ops.Rename(dir, name, od, hidden, fsops.RenameNoReplace); err != nil {
-		return fmt.Errorf("hide open directory %v: %w", id, err)
-	}
-	r.mu.Lock()
-	st.orphan = hidden
-	r.mu.Unlock()
-	return nil
-}
-
-// cleanOrphans removes what a crash left in subvol's orphan directory,
-// and the directory.
+// cleanOrphans deletes what a crash left: the orphans of every subvolume
+// (ORPHAN_ITEMs, the kernel's and ours) and the legacy orphan directory of
+// the mounted one.
 func (r *rwState) cleanOrphans(subvol ondisk.ObjectID) error {
+	if n, err := r.ops.CleanOrphans(); err != nil {
+		return err
+	} else if n > 0 {
+		r.m.logf("deleted %d orphan inode(s) a crash left (open files whose last name was removed)", n)
+	}
 	root := ondisk.InodeRef{Root: subvol, Ino: fsops.RootDirIno}
-	f, _, err := r.ops.Lookup(root, orphanDirName)
+	f, _, err := r.ops.Lookup(root, legacyOrphanDir)
 	if isGone(err) {
 		return nil
 	}
@@ -259,33 +192,28 @@ func (r *rwState) cleanOrphans(subvol ondisk.ObjectID) error {
 			return fmt.Errorf("orphan %q of subvolume %d: %w", e.Name, subvol, err)
 		}
 	}
-	if err := r.ops.Rmdir(root, orphanDirName); err != nil {
+	if err := r.ops.Rmdir(root, legacyOrphanDir); err != nil {
 		return fmt.Errorf("orphan directory of subvolume %d: %w", subvol, err)
 	}
-	r.mu.Lock()
-	delete(r.orphans, subvol)
-	r.mu.Unlock()
 	return nil
 }
 
-// dropAllOrphans removes every orphan directory this mount made.
+// dropAllOrphans deletes the orphans still open when the mount closes.
 func (r *rwState) dropAllOrphans() error {
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()
 	r.mu.Lock()
-	subs := make([]ondisk.ObjectID, 0, len(r.orphans))
-	for s := range r.orphans {
-		subs = append(subs, s)
-	}
+	var ids []ondisk.InodeRef
 	for id, st := range r.open {
-		if st.orphan != "" {
+		if st.orphan {
 			r.cache.Drop(id)
+			ids = append(ids, id)
 		}
 	}
 	r.mu.Unlock()
 	var errs []error
-	for _, s := range subs {
-		errs = append(errs, r.cleanOrphans(s))
+	for _, id := range ids {
+		errs = append(errs, r.ops.DropOrphan(id))
 	}
 	return errors.Join(errs...)
 }

@@ -38,17 +38,17 @@ type rwState struct {
 	noCaps sync.Map // ondisk.InodeRef -> struct{}: known to have no security.capability
 
 	atimes map[ondisk.InodeRef]time.Time // under mu: access times not yet in the inode items (atime.go)
+	// ctimeFloor: under mu, the ctime an ioctl gave a regular file behind
+	// the kernel's back, which a ctime from the kernel may not undo (ctimestale.go)
+	ctimeFloor map[ondisk.InodeRef]time.Time
 
-	mu      sync.Mutex
-	open    map[ondisk.InodeRef]*openState
-	orphans map[ondisk.ObjectID]ondisk.InodeRef // subvolume -> its orphan directory
-	tmpSeq  uint64
+	mu   sync.Mutex
+	open map[ondisk.InodeRef]*openState
 
 	// kernelTimes: in the kernel's writeback cache mode the kernel keeps
 	// mtime and ctime and sends them with SETATTR; writes do not set them.
 	kernelTimes bool
 
-	dirty      atomic.Int64  // bytes buffered since the last full writeback (an upper bound)
 	writes     atomic.Uint64 // WRITE requests received (syncWithKernel waits for them to stop)
 	limit      int64
 	interval   time.Duration
@@ -59,9 +59,11 @@ type rwState struct {
 
 // openState is kept for each regular file that is open.
 type openState struct {
-	opens  int
-	isDir  bool
-	orphan string // its hidden name in the orphan directory, "" if none
+	opens int
+	isDir bool
+	// orphan: it lost its last name while open (or is an O_TMPFILE): an
+	// orphan of the engine until its last release (orphan.go).
+	orphan bool
 	// mtime is the file's modification time while it has buffered data:
 	// the time of the last write, or a time set explicitly since; written
 	// back with the data (writeback itself is not a modification).
@@ -91,7 +93,7 @@ func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rwState{m: m, ops: ops, open: map[ondisk.InodeRef]*openState{}, orphans: map[ondisk.ObjectID]ondisk.InodeRef{}, atimes: map[ondisk.InodeRef]time.Time{},
+	r := &rwState{m: m, ops: ops, open: map[ondisk.InodeRef]*openState{}, atimes: map[ondisk.InodeRef]time.Time{}, ctimeFloor: map[ondisk.InodeRef]time.Time{},
 		limit: o.DirtyLimit, interval: o.CommitInterval, kernelTimes: o.writebackCache(),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if r.limit <= 0 {
@@ -111,6 +113,7 @@ func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 		ops.Close()
 		return nil, fmt.Errorf("subvolume %d: %w", sub, err)
 	}
+	ops.SetInUse(r.inUse)
 	if err := r.cleanOrphans(sub); err != nil {
 		ops.Close()
 		return nil, err
@@ -158,10 +161,8 @@ func attrOfItem(x *item.InodeItem) attr {
 }
 
 // overlay adds what is buffered to on-disk attributes: the size grows to
-// the end of dirty data, the times to the last buffered write, and a hidden
-// name does not count as a link.
+// the end of dirty data, the times to the last buffered write.
 func (r *rwState) overlay(id ondisk.InodeRef, a *attr) {
-	isDir := a.Mode&syscall.S_IFMT == syscall.S_IFDIR
 	if a.Mode&syscall.S_IFMT == syscall.S_IFREG {
 		if end := uint64(r.cache.DirtyEnd(id)); end > a.Size {
 			a.NBytes += (end - a.Size + 4095) &^ 4095
@@ -178,12 +179,6 @@ func (r *rwState) overlay(id ondisk.InodeRef, a *attr) {
 		}
 		if st.lastWrite.After(a.Ctime) {
 			a.Ctime = st.lastWrite
-		}
-		switch {
-		case st.orphan != "" && isDir:
-			a.Nlink = 0
-		case st.orphan != "" && a.Nlink > 0:
-			a.Nlink--
 		}
 	}
 	r.mu.Unlock()

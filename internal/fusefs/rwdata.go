@@ -22,37 +22,25 @@ type wbBackend struct{ r *rwState }
 
 func (w wbBackend) WriteBack(k ondisk.InodeRef, off int64, data []byte) error {
 	r := w.r
-	id := k
-	before, err := r.ops.Stat(id)
+	// The write happened when it was buffered, not now: the times stay
+	// those the kernel owns (writeback cache), or become those of the
+	// buffered write; one fsops operation, so a SETATTR of the times
+	// cannot land between the write and the times and be undone.
+	r.mu.Lock()
+	var mtime, ctime time.Time
+	if st := r.open[k]; st != nil {
+		mtime, ctime = st.mtime, st.lastWrite
+	}
+	r.mu.Unlock()
+	var err error
+	if mtime.IsZero() && !r.kernelTimes {
+		_, err = r.ops.WriteAt(k, uint64(off), data) // written at no known time: now
+	} else {
+		_, err = r.ops.WriteAtTimes(k, uint64(off), data, mtime, ctime)
+	}
 	if isGone(err) {
 		return nil // deleted meanwhile: nothing to keep
 	}
-	if err != nil {
-		return err
-	}
-	if _, err := r.ops.WriteAt(id, uint64(off), data); err != nil {
-		if isGone(err) {
-			return nil
-		}
-		return err
-	}
-	// The write happened when it was buffered, not now: keep its mtime.
-	r.mu.Lock()
-	var t, ctime time.Time
-	if st := r.open[id]; st != nil {
-		t, ctime = st.mtime, st.lastWrite
-	}
-	r.mu.Unlock()
-	if t.IsZero() && r.kernelTimes {
-		t = before.Mtime.Time() // the kernel owns the times: writeback changes none
-	}
-	if t.IsZero() {
-		return nil
-	}
-	if c := before.Ctime.Time(); c.After(ctime) {
-		ctime = c
-	}
-	_, err = r.ops.Setattr(id, fsops.SetAttr{Valid: fsops.SetMtime | fsops.SetCtime, Mtime: t, Ctime: ctime})
 	return err
 }
 
@@ -163,7 +151,7 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	r.throttle(int64(len(data)))
+	r.throttle()
 	return len(data), nil
 }
 
@@ -172,7 +160,7 @@ func (r *rwState) reserve(n int64) error {
 	const slack = 8 << 20 // metadata of the writeback, roughly
 	fits := func() bool {
 		free := int64(r.dataFree())
-		return r.dirty.Load()+n+slack <= free
+		return r.cache.Pending()+n+slack <= free
 	}
 	if fits() {
 		return nil
@@ -206,28 +194,30 @@ func (r *rwState) reserve(n int64) error {
 	return fmt.Errorf("write of %d bytes: %w", n, syscall.ENOSPC)
 }
 
-// hiddenOpen reports whether an open file has lost its last name (it
-// holds a hidden one until its last release; orphan.go).
+// hiddenOpen reports whether an open file has lost its last name (it is
+// deleted by its last release; orphan.go).
 func (r *rwState) hiddenOpen() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, st := range r.open {
-		if st.orphan != "" {
+		if st.orphan {
 			return true
 		}
 	}
 	return false
 }
 
-// throttle accounts n buffered bytes: above half the limit the flusher is
-// woken; above the limit the writer waits for the flusher (as the
+// throttle follows a buffered write. The bytes counted are those the page
+// cache holds, dirty or in writeback (pagecache.Cache.Pending, as the
+// kernel counts NR_DIRTY and NR_WRITEBACK): above half the limit the
+// flusher is woken; above the limit the writer waits for the flusher (as the
 // kernel's balance_dirty_pages makes writers wait, rather than write back
 // themselves: a writer writing everything back would also write the holes
 // of streams whose WRITEs are still on their way), and writes back itself
 // only when the flusher does not bring the dirty bytes under the limit
 // soon.
-func (r *rwState) throttle(n int64) {
-	d := r.dirty.Add(n)
+func (r *rwState) throttle() {
+	d := r.cache.Pending()
 	if d <= r.limit/2 {
 		return
 	}
@@ -238,10 +228,10 @@ func (r *rwState) throttle(n int64) {
 	if d <= r.limit {
 		return
 	}
-	for i := 0; i < throttleWaits && r.dirty.Load() > r.limit; i++ {
+	for i := 0; i < throttleWaits && r.cache.Pending() > r.limit; i++ {
 		time.Sleep(throttleWait)
 	}
-	if r.dirty.Load() > r.limit {
+	if r.cache.Pending() > r.limit {
 		if err := r.flushAll(); err != nil {
 			r.m.logf("writeback over the dirty limit: %v", err)
 		}
@@ -261,7 +251,6 @@ const (
 // getattr wait for one range at most, never for the whole writeback.
 func (r *rwState) flushAll() error {
 	err := r.cache.SyncEach(&r.wbMu)
-	r.dirty.Store(r.cache.Stats().DirtyBytes)
 	r.flushAtimes(nil)
 	return err
 }
@@ -273,7 +262,6 @@ func (r *rwState) flushAll() error {
 // It returns how many streams it left for a hole still arriving.
 func (r *rwState) flushSettled() (int, error) {
 	waiting, err := r.cache.SyncSettled(&r.wbMu, r.settleHold())
-	r.dirty.Store(r.cache.Stats().DirtyBytes)
 	r.flushAtimes(nil)
 	return waiting, err
 }
@@ -282,14 +270,14 @@ func (r *rwState) flushSettled() (int, error) {
 // half the limit, or only the held ends of streams are left: a pass that
 // left a stream for a hole is tried again shortly.
 func (r *rwState) background() {
-	for r.dirty.Load() > r.limit/2 {
-		before := r.dirty.Load()
+	for r.cache.Pending() > r.limit/2 {
+		before := r.cache.Pending()
 		waiting, err := r.flushSettled()
 		if err != nil {
 			r.m.logf("background writeback: %v", err)
 			return
 		}
-		if r.dirty.Load() < before {
+		if r.cache.Pending() < before {
 			continue
 		}
 		if waiting == 0 {
@@ -442,9 +430,7 @@ func (r *rwState) setattr(id ondisk.InodeRef, a fsops.SetAttr, withFile bool) er
 		l := r.lock(id)
 		l.Lock()
 		defer l.Unlock()
-		if err := r.keepCtime(id, &a); err != nil { // ctimestale.go
-			return err
-		}
+		r.keepCtime(id, &a) // ctimestale.go
 		setTime()
 		_, err := r.ops.Setattr(id, a)
 		return err
@@ -474,9 +460,7 @@ func (r *rwState) setattr(id ondisk.InodeRef, a fsops.SetAttr, withFile bool) er
 		return err
 	}
 	r.diskTimes(id)
-	if err := r.keepCtime(id, &a); err != nil { // ctimestale.go
-		return err
-	}
+	r.keepCtime(id, &a) // ctimestale.go
 	setTime()
 	_, err := r.ops.Setattr(id, a)
 	return err
@@ -576,7 +560,6 @@ func (r *rwState) copyBuffered(src ondisk.InodeRef, srcOff uint64, dst ondisk.In
 		if err := r.cache.Write(dst, int64(dstOff+done), data); err != nil {
 			return err
 		}
-		r.dirty.Add(int64(len(data)))
 		done += uint64(len(data))
 	}
 	if !r.kernelTimes {

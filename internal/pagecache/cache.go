@@ -2,6 +2,7 @@ package pagecache
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
@@ -53,7 +54,11 @@ type Cache struct {
 	inodes map[ondisk.InodeRef]*Inode
 	head   Inode // sentinel of the writeback list
 	dirty  int64
-	stats  Stats
+	// pending is dirty plus in-flight bytes: what the cache holds in
+	// memory and what is still to be allocated on disk
+	pending atomic.Int64
+	pool    bufPool
+	stats   Stats
 	// Trace, if set, receives "mark"/"clear" events per inode.
 	Trace func(event string, k ondisk.InodeRef)
 }
@@ -77,6 +82,7 @@ func (c *Cache) getLocked(k ondisk.InodeRef) *Inode {
 	in := c.inodes[k]
 	if in == nil {
 		in = &Inode{key: k}
+		in.dirty.pool = &c.pool
 		c.inodes[k] = in
 	}
 	return in
@@ -128,6 +134,7 @@ func (c *Cache) Write(k ondisk.InodeRef, off int64, data []byte) error {
 	before := in.dirty.bytes
 	in.dirty.write(off, data)
 	c.dirty += in.dirty.bytes - before
+	c.pending.Add(in.dirty.bytes - before)
 	c.mark(in)
 	over := c.limit > 0 && c.dirty > c.limit
 	c.mu.Unlock()
@@ -169,10 +176,11 @@ func (c *Cache) Truncate(k ondisk.InodeRef, size int64) {
 	if in == nil {
 		return
 	}
-	before := in.dirty.bytes
+	before, wbBefore := in.dirty.bytes, in.wb.bytes()
 	in.dirty.truncate(size)
 	in.wb.truncate(size)
 	c.dirty += in.dirty.bytes - before
+	c.pending.Add(in.dirty.bytes - before + in.wb.bytes() - wbBefore)
 	if in.dirty.bytes == 0 && !in.underWB && len(in.dirty.spans) == 0 && in.wb.empty() {
 		c.clear(in)
 	}
@@ -184,6 +192,7 @@ func (c *Cache) Drop(k ondisk.InodeRef) {
 	defer c.mu.Unlock()
 	if in := c.inodes[k]; in != nil {
 		c.dirty -= in.dirty.bytes
+		c.pending.Add(-in.dirty.bytes - in.wb.bytes())
 		in.dirty.take()
 		in.wb.batches = nil
 		c.clear(in)
@@ -206,6 +215,11 @@ type noLock struct{}
 
 func (noLock) Lock()   {}
 func (noLock) Unlock() {}
+
+// Pending is the bytes the cache holds: dirty, and handed to writeback
+// but not yet written (the kernel's dirty limit counts both, NR_DIRTY and
+// NR_WRITEBACK). It takes no lock.
+func (c *Cache) Pending() int64 { return c.pending.Load() }
 
 // Stats returns a snapshot of the counters.
 func (c *Cache) Stats() Stats {

@@ -101,7 +101,18 @@ func TestFailedWritebackKeepsData(t *testing.T) {
 }
 
 // TestRandomAgainstModel: random writes/truncates/syncs against a byte-slice model.
-func TestRandomAgainstModel(t *testing.T) {
+func TestRandomAgainstModel(t *testing.T) { randomAgainstModel(t) }
+
+// TestRandomAgainstModelSmallSpans is TestRandomAgainstModel with spans of
+// 16 KiB: streams split into touching spans, whose buffers writeback gives
+// back to the pool and later spans reuse.
+func TestRandomAgainstModelSmallSpans(t *testing.T) {
+	defer func(m int) { maxSpan = m }(maxSpan)
+	maxSpan = 16 << 10
+	randomAgainstModel(t)
+}
+
+func randomAgainstModel(t *testing.T) {
 	seed := *seedFlag
 	if seed == 0 {
 		seed = time.Now().UnixNano()
@@ -145,6 +156,9 @@ func TestRandomAgainstModel(t *testing.T) {
 			if err := c.Sync(); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if p, d := c.Pending(), c.Stats().DirtyBytes; p != d {
+			t.Fatalf("seed %d op %d: %d bytes pending, %d dirty and nothing in flight", seed, op, p, d)
 		}
 		// read view = backend bytes overlaid with dirty bytes
 		for _, k := range keys {

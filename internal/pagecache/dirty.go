@@ -15,10 +15,21 @@ type span struct {
 
 func (s *span) end() int64 { return s.off + int64(len(s.data)) }
 
-// dirtyRanges is a sorted, non-overlapping, non-adjacent set of spans.
+// dirtyRanges is a sorted, non-overlapping set of spans; spans touch only
+// where a stream passed maxSpan.
 type dirtyRanges struct {
 	spans []span
 	bytes int64
+	pool  *bufPool // buffers of maxSpan bytes to reuse; nil: allocate
+}
+
+// buf returns a buffer of n bytes (their content undefined) with room for
+// capacity.
+func (d *dirtyRanges) buf(n, capacity int) []byte {
+	if capacity == maxSpan && d.pool != nil {
+		return d.pool.get()[:n]
+	}
+	return make([]byte, n, capacity)
 }
 
 // write merges data at off, overwriting older dirty bytes and joining
@@ -37,10 +48,10 @@ func (d *dirtyRanges) write(off int64, data []byte) {
 	capacity := len(data)
 	if j == i+1 && off == d.spans[i].end() && len(d.spans[i].data)+len(data) > maxSpan {
 		i = j
-		capacity = growCap(len(data))
+		capacity = max(maxSpan, len(data)) // a stream: it fills this one too
 	}
 	if i == j {
-		buf := make([]byte, len(data), capacity)
+		buf := d.buf(len(data), capacity)
 		copy(buf, data)
 		d.spans = append(d.spans, span{})
 		copy(d.spans[i+1:], d.spans[i:])
@@ -55,7 +66,7 @@ func (d *dirtyRanges) write(off int64, data []byte) {
 	if first.off == start && cap(first.data) >= int(last-start) && j == i+1 {
 		buf = first.data[:last-start]
 	} else {
-		buf = make([]byte, last-start, growCap(int(last-start)))
+		buf = d.buf(int(last-start), growCap(int(last-start)))
 		for k := i; k < j; k++ {
 			copy(buf[d.spans[k].off-start:], d.spans[k].data)
 		}
@@ -81,11 +92,41 @@ func growCap(n int) int {
 	return min(2*n, maxSpan)
 }
 
-// maxSpan bounds how far appends grow one span (and so one extent written
-// back): a 4 KiB stream lands as extents of this size when the dirty limit
-// lets it (btrfs caps an extent at 128 MiB; the kernel's stream gives
-// 100-128 MiB). A variable only so tests can use a small one.
-var maxSpan = 64 << 20
+// maxSpan bounds how far appends grow one span, so how much one append
+// copies and how much room a stream's last span holds unused; a stream is
+// written back as ranges of this size, which fsops joins into extents of
+// up to 128 MiB (fsops/tail.go). Buffers of this size are reused (bufPool).
+// A variable only so tests can use a small one.
+var maxSpan = 8 << 20
+
+// bufPool keeps buffers of maxSpan bytes that writeback is done with, for
+// the next spans of streams: a stream then allocates nothing once it runs,
+// and the process does not hold the written buffers as garbage until the
+// collector runs (memory stays near the dirty limit). Guarded by Cache.mu.
+type bufPool struct {
+	free [][]byte
+}
+
+// maxPooled bounds the buffers kept.
+const maxPooled = 8
+
+func (p *bufPool) get() []byte {
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+		return b
+	}
+	return make([]byte, 0, maxSpan)
+}
+
+// put keeps b, which nothing refers to any more, when it is a whole
+// maxSpan buffer.
+func (p *bufPool) put(b []byte) {
+	if cap(b) == maxSpan && len(p.free) < maxPooled {
+		p.free = append(p.free, b[:0])
+	}
+}
 
 // overlay copies dirty bytes over p (which holds file bytes at off).
 func (d *dirtyRanges) overlay(p []byte, off int64) { overlaySpans(d.spans, p, off) }
@@ -133,49 +174,68 @@ func (d *dirtyRanges) take() []span {
 // settled: the kernel's FUSE writeback sends a file's pages in many
 // requests, served concurrently and so stored out of order, and writing
 // a range that ends at a hole still being filled, or the bytes at the end
-// of the stream, would cut the stream's extent there. So of a few spans
-// (a stream with holes in flight) only the first is taken, nothing when
-// a hole lies between frontier (where the last writeback of the inode
-// ended) and the first span, unless holes is false (the caller waited
-// long enough for it), and of a single span all but its last hold bytes.
-// Many spans (random writes) and at most hold bytes are taken whole.
-// hole reports that nothing was taken for a hole.
+// of the stream, would cut the stream's extent there. So of a few runs of
+// touching spans (a stream with holes in flight) only the first is taken,
+// nothing when a hole lies between frontier (where the last writeback of
+// the inode ended) and the first span, unless holes is false (the caller
+// waited long enough for it), and of a single run all but its last hold
+// bytes. Many runs (random writes) and at most hold bytes are taken
+// whole. hole reports that nothing was taken for a hole.
 func (d *dirtyRanges) takeSettled(hold, frontier int64, holes bool) (out []span, hole bool) {
-	if hold <= 0 || len(d.spans) == 0 || len(d.spans) > streamSpans {
+	if hold <= 0 || len(d.spans) == 0 {
 		return d.take(), false
 	}
-	s := &d.spans[0]
-	if holes && frontier > 0 && s.off > frontier && s.off-frontier <= maxHole {
+	firstRun, runs := len(d.spans), 1 // spans in the first run; runs
+	for i := 1; i < len(d.spans); i++ {
+		if d.spans[i].off != d.spans[i-1].end() {
+			if runs == 1 {
+				firstRun = i
+			}
+			runs++
+		}
+	}
+	if runs > streamRuns {
+		return d.take(), false
+	}
+	if s := d.spans[0]; holes && frontier > 0 && s.off > frontier && s.off-frontier <= maxHole {
 		return nil, true
 	}
 	if d.bytes <= hold {
 		return d.take(), false
 	}
-	if len(d.spans) > 1 {
-		first := *s
-		d.spans = append(d.spans[:0], d.spans[1:]...)
-		d.bytes -= int64(len(first.data))
-		return []span{first}, false
+	n := firstRun
+	if runs == 1 {
+		// all but the last hold bytes: whole spans, and the one crossing
+		// the line cut there
+		line := d.maxEnd() - hold
+		for n = 0; n < len(d.spans) && d.spans[n].end() <= line; n++ {
+		}
+		if n < len(d.spans) && d.spans[n].off < line {
+			sp := &d.spans[n]
+			k := line - sp.off
+			// full slice expression: the taken bytes cannot grow into the rest
+			out = append(out, span{sp.off, sp.data[:k:k]})
+			sp.off, sp.data = line, sp.data[k:]
+			d.bytes -= k
+		}
 	}
-	n := int64(len(s.data)) - hold
-	if n <= 0 {
-		return nil, false
+	taken := append(append([]span(nil), d.spans[:n]...), out...)
+	for _, sp := range d.spans[:n] {
+		d.bytes -= int64(len(sp.data))
 	}
-	// full slice expression: the taken bytes cannot grow into the rest
-	out = []span{{s.off, s.data[:n:n]}}
-	s.off, s.data = s.off+n, s.data[n:]
-	d.bytes -= n
-	return out, false
+	d.spans = append(d.spans[:0], d.spans[n:]...)
+	return taken, false
 }
+
+// streamRuns is how many runs of touching spans an inode written as a
+// stream may have (holes whose WRITEs are on their way); more is random
+// writes.
+const streamRuns = 8
 
 // maxHole is the largest hole below a stream's first dirty span that
 // background writeback waits for (the WRITEs in flight cover at most a
 // few dozen MiB).
 const maxHole = 64 << 20
-
-// streamSpans is how many dirty spans an inode written as a stream may
-// have (holes whose WRITEs are on their way); more is random writes.
-const streamSpans = 8
 
 // maxEnd is the end of the last dirty byte, or 0.
 func (d *dirtyRanges) maxEnd() int64 {

@@ -39,6 +39,17 @@ func (f *inflight) overlay(p []byte, off int64) {
 	}
 }
 
+// bytes is the number of in-flight bytes.
+func (f *inflight) bytes() int64 {
+	var n int64
+	for _, b := range f.batches {
+		for _, s := range b {
+			n += int64(len(s.data))
+		}
+	}
+	return n
+}
+
 // maxEnd is the end of the last in-flight byte, or 0.
 func (f *inflight) maxEnd() int64 {
 	var e int64
@@ -212,17 +223,21 @@ func (c *Cache) writeOne(in *Inode) (more bool, err error) {
 	in.underWB = false
 	if err != nil {
 		rest := append([]batch{{s}}, in.wb.batches...)
+		c.pending.Add(-int64(len(s.data)) - in.wb.bytes())
 		in.wb.batches = nil
 		for i := len(rest) - 1; i >= 0; i-- { // newest first: older bytes go beneath
 			for _, r := range rest[i] {
 				before := in.dirty.bytes
 				in.dirty.writeUnder(r.off, r.data)
 				c.dirty += in.dirty.bytes - before
+				c.pending.Add(in.dirty.bytes - before)
 			}
 		}
 		return false, fmt.Errorf("writeback inode %v at %d: %w", in.key, s.off, err)
 	}
 	c.stats.WrittenRanges++
 	c.stats.WrittenBytes += uint64(len(s.data))
+	c.pending.Add(-int64(len(s.data)))
+	c.pool.put(s.data) // popped and written: nothing refers to it
 	return true, nil
 }

@@ -69,7 +69,7 @@ func TestSyncSettledWaitsForHoles(t *testing.T) {
 		t.Fatalf("file holds %d bytes, differ from the %d written", len(got), len(want))
 	}
 	// many spans are random writes: all of them go
-	n := 2 * streamSpans
+	n := 2 * streamRuns
 	for i := 0; i < n; i++ {
 		if err := c.Write(k, int64(i*64<<10), want[:4096]); err != nil {
 			t.Fatal(err)

@@ -56,9 +56,12 @@ type inodeLog struct {
 	dels   []uint64     // planned.dels copied with
 	// transid is the transaction the store was copied in.
 	transid ondisk.Generation
-	items   []wItem
-	csums   []wItem // EXTENT_CSUM items (keyed as in the csum tree)
-	arena   []byte
+	// ver changes with every copy into the store (Writer.version): equal
+	// versions mean equal items (writeleaves.go).
+	ver   uint64
+	items []wItem
+	csums []wItem // EXTENT_CSUM items (keyed as in the csum tree)
+	arena []byte
 }
 
 func (l *inodeLog) reset() {

@@ -33,11 +33,28 @@ func (s *watchSet) has(id ondisk.InodeRef) bool {
 	return ok
 }
 
-func (s *watchSet) drop(id ondisk.InodeRef) { delete(s.ids, id) }
+// drop takes id out of the set and reports whether it was in it.
+func (s *watchSet) drop(id ondisk.InodeRef) bool {
+	if _, ok := s.ids[id]; !ok {
+		return false
+	}
+	delete(s.ids, id)
+	return true
+}
 
 func (s *watchSet) reset() { clear(s.ids) }
 
 // Touched tells the writer that inode id's items are about to change or
 // have changed in the running transaction (its inode item is written, made
 // or deleted). The caller holds a transaction handle.
-func (w *Writer) Touched(id ondisk.InodeRef) { w.watch.drop(id) }
+func (w *Writer) Touched(id ondisk.InodeRef) {
+	if w.watch.drop(id) {
+		w.dropped = append(w.dropped, id) // the kept plan visits it again (writeincr.go)
+	}
+	w.dirs.touched(id)
+}
+
+// DirIndexChanged tells the writer that the DIR_INDEX item index of
+// directory dir was inserted or deleted in the running transaction. The
+// caller holds a transaction handle.
+func (w *Writer) DirIndexChanged(dir ondisk.InodeRef, index uint64) { w.dirs.changed(dir, index) }

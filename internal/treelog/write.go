@@ -46,15 +46,23 @@ type Writer struct {
 	plan       map[ondisk.InodeRef]*planned   // what of each logged inode is copied
 	memo       map[ondisk.InodeRef]*visitMemo // the planner's memory of this transaction
 	watch      watchSet                       // memos no change has touched since (Touched)
+	dirs       dirCache                       // directories logged whole in this transaction (writedirs.go)
 	slab       plannedSlab                    // plan entries, reused by every fsync
 	planMaps   mapPool                        // the planners' maps, reused by every fsync
 	targetMaps mapPool
 	stores     map[ondisk.InodeRef]*inodeLog
-	disk       diskBlocks                  // blocks of the log on disk, by content
-	reused     []ondisk.LogicalAddr        // blocks of the log on disk the build uses again
-	reusedSet  map[ondisk.LogicalAddr]bool // the same, as a set: each is used once
-	nodes      []*diskio.Node              // block buffers, reused
-	order      []wRef                      // build scratch, reused
+	disk       diskBlocks                      // blocks of the log on disk, by content
+	reused     []ondisk.LogicalAddr            // blocks of the log on disk the build uses again
+	reusedSet  map[ondisk.LogicalAddr]bool     // the same, as a set: each is used once
+	nodes      []*diskio.Node                  // block buffers, reused
+	order      []wRef                          // build scratch, reused
+	leaves     map[ondisk.ObjectID][]builtLeaf // each log tree's leaves on disk (writeleaves.go)
+	built      map[ondisk.ObjectID][]builtLeaf // the same, of the log being built
+	version    uint64                          // the last store version given (inodeLog.ver)
+	seq        uint64                          // fsyncs planned (planned.seq)
+	kept       map[ondisk.ObjectID]*planner    // the last fsync's planners, whose plan is kept (writeincr.go)
+	dropped    []ondisk.InodeRef               // planned inodes touched since (Touched)
+	dirty      map[ondisk.InodeRef]bool        // plan entries this fsync made or changed (kept plan)
 
 	stats Stats
 }
@@ -82,8 +90,11 @@ func (w *Writer) Fsync(id ondisk.InodeRef, commit func() error) error {
 		// The previous log died with its commit.
 		w.transid, w.targets, w.logged = t, w.targets[:0], w.logged[:0]
 		w.disk.reset()
+		w.leaves = nil
 		clear(w.memo)
 		w.watch.reset()
+		w.dirs.reset()
+		w.kept, w.dropped = nil, w.dropped[:0]
 		if len(w.stores) > 4*maxTargets {
 			clear(w.stores)
 		}
@@ -122,6 +133,7 @@ func (w *Writer) Fsync(id ondisk.InodeRef, commit func() error) error {
 		w.count(ReasonLogIO)
 		return commit()
 	}
+	w.leaves, w.built = w.built, nil
 	if err := w.f.FreeLogBlocks(w.disk.replace(nodes, w.reused)); err != nil {
 		return err
 	}
@@ -171,6 +183,29 @@ func (w *Writer) logAll(h *txn.Handle, id ondisk.InodeRef) (string, error) {
 	if fresh {
 		w.targets = slices.Insert(w.targets, i, id)
 	}
+	w.seq++
+	if w.kept != nil {
+		done, reason, err := w.planKept(h, id)
+		if err != nil || done {
+			w.dropped = w.dropped[:0]
+			if err != nil || reason != "" {
+				w.kept = nil
+			}
+			return reason, err
+		}
+	}
+	reason, err := w.planAll(h, id)
+	w.dropped = w.dropped[:0]
+	if err != nil || reason != "" {
+		w.kept = nil
+		return reason, err
+	}
+	return "", w.copyAll(h, id)
+}
+
+// planAll plans the log anew for every fsync target of the transaction.
+func (w *Writer) planAll(h *txn.Handle, id ondisk.InodeRef) (string, error) {
+	w.kept = nil
 	plans := map[ondisk.ObjectID]*planner{}
 	w.slab.reset()
 	planOf := func(sub ondisk.ObjectID) (*planner, string, error) {
@@ -180,7 +215,7 @@ func (w *Writer) logAll(h *txn.Handle, id ondisk.InodeRef) (string, error) {
 		p, reason, err := newPlanner(h, w.f, sub)
 		if p != nil {
 			p.plan, p.targets = w.planMaps.take(sub), w.targetMaps.takeBool(sub)
-			p.memo, p.watch, p.fsynced, p.slab = w.memo, &w.watch, id, &w.slab
+			p.memo, p.watch, p.fsynced, p.slab, p.dirs, p.seq = w.memo, &w.watch, id, &w.slab, &w.dirs, w.seq
 			plans[sub] = p
 		}
 		return p, reason, err
@@ -223,21 +258,27 @@ func (w *Writer) logAll(h *txn.Handle, id ondisk.InodeRef) (string, error) {
 		}
 		return 1
 	})
+	w.kept = plans
+	return "", nil
+}
+
+// copyAll copies every logged inode whose store is not current.
+func (w *Writer) copyAll(h *txn.Handle, id ondisk.InodeRef) error {
 	for _, o := range w.logged {
 		if o != id {
 			same, err := w.unchanged(h, o, w.plan[o])
 			if err != nil {
-				return "", err
+				return err
 			}
 			if same {
 				continue
 			}
 		}
 		if err := w.copyInode(h, o, w.plan[o]); err != nil {
-			return "", err
+			return err
 		}
 	}
-	return "", nil
+	return nil
 }
 
 // unchanged reports whether o's store already holds what copyInode would
@@ -251,7 +292,7 @@ func (w *Writer) unchanged(h *txn.Handle, o ondisk.InodeRef, pl *planned) (bool,
 		l.items[0].key.Type != ondisk.InodeItemKey || !slices.Equal(l.dels, pl.dels) || !slices.Equal(l.ranges, pl.ranges) {
 		return false, nil
 	}
-	if pl.item != nil {
+	if pl.item != nil && pl.seq == w.seq {
 		return bytes.Equal(pl.item, l.data(l.items[0])), nil // as the planner read it
 	}
 	t, err := h.Tree(o.Root)
@@ -359,6 +400,8 @@ func (w *Writer) copyInode(h *txn.Handle, id ondisk.InodeRef, pl *planned) error
 		w.stores[id] = l
 	}
 	l.reset()
+	w.version++
+	l.ver = w.version
 	l.mode, l.ranges, l.transid = pl.mode, append(l.ranges[:0], pl.ranges...), h.Transid()
 	l.dels = append(l.dels[:0], pl.dels...)
 	w.cur.reset()

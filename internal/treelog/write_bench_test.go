@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -216,6 +217,11 @@ func BenchmarkBonnieFsync(b *testing.B) {
 		lat = append(lat, time.Since(t0))
 	}
 	report("create", lat)
+	if err := f.Commit(); err != nil { // bonnie's files are committed (log-full) long before they are removed
+		b.Fatal(err)
+	}
+	prof := startProfile(b, os.Getenv("GOBTRFS_DELETE_PROFILE"))
+	defer prof()
 	lat = lat[:0]
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
@@ -228,7 +234,30 @@ func BenchmarkBonnieFsync(b *testing.B) {
 		lat = append(lat, time.Since(t0))
 	}
 	b.StopTimer()
+	prof()
 	report("delete", lat)
 	st := f.FsyncStats()
 	b.Logf("N=%d: %d logged, commits %v", b.N, st.Logged, st.Commits)
+}
+
+// startProfile writes a CPU profile of what follows to path (none if
+// empty); the returned func stops it (once).
+func startProfile(b *testing.B, path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		})
+	}
 }

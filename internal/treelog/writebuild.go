@@ -15,18 +15,22 @@ import (
 type wRef struct {
 	key  ondisk.Key
 	data []byte
+	ver  uint64 // its store's version (0: none, see itemName)
 }
 
 // build lays the stores out as one log tree per subvolume and the log root
 // tree over them. Blocks whose content a block of the log on disk already
 // has are that block (w.reused); the others are newly allocated. It
-// returns the new blocks, and the log root tree's root and level.
+// returns the new blocks, and the log root tree's root and level; the
+// leaves of each log tree are in w.built until the log is on disk (then
+// they become w.leaves, see writeleaves.go).
 func (w *Writer) build(h *txn.Handle) (nodes []*diskio.Node, root ondisk.LogicalAddr, level int, err error) {
 	w.nodes, w.reused = w.nodes[:0], w.reused[:0]
 	if w.reusedSet == nil {
 		w.reusedSet = map[ondisk.LogicalAddr]bool{}
 	}
 	clear(w.reusedSet)
+	w.built = map[ondisk.ObjectID][]builtLeaf{}
 	var roots []wRef
 	for i := 0; i < len(w.logged); {
 		j := i
@@ -34,19 +38,21 @@ func (w *Writer) build(h *txn.Handle) (nodes []*diskio.Node, root ondisk.Logical
 			j++
 		}
 		w.gather(w.logged[i:j])
-		r, lvl, err := w.buildTree(h, w.order)
+		sub := w.logged[i].Root
+		r, lvl, leaves, err := w.buildTree(h, w.order, w.leaves[sub])
 		if err != nil {
 			return w.nodes, 0, 0, err
 		}
+		w.built[sub] = leaves
 		ri := item.RootItem{
 			Inode:      item.InodeItem{Generation: 1, Size: 3, NLink: 1, NBytes: uint64(w.nodesize), Mode: item.SIFDIR | 0o755},
 			Generation: h.Transid(), GenerationV2: h.Transid(), Bytenr: r, Level: uint8(lvl), V2: true,
 		}
 		roots = append(roots, wRef{ondisk.Key{ObjectID: ondisk.TreeLogObjectID, Type: ondisk.RootItemKey,
-			Offset: uint64(w.logged[i].Root)}, ri.Bytes()})
+			Offset: uint64(w.logged[i].Root)}, ri.Bytes(), 0})
 		i = j
 	}
-	root, level, err = w.buildTree(h, roots)
+	root, level, _, err = w.buildTree(h, roots, nil)
 	return w.nodes, root, level, err
 }
 
@@ -58,14 +64,14 @@ func (w *Writer) gather(ids []ondisk.InodeRef) {
 	for _, id := range ids {
 		l := w.stores[id]
 		for _, it := range l.items {
-			w.order = append(w.order, wRef{it.key, l.data(it)})
+			w.order = append(w.order, wRef{it.key, l.data(it), l.ver})
 		}
 	}
 	first := len(w.order)
 	for _, id := range ids {
 		l := w.stores[id]
 		for _, it := range l.csums {
-			w.order = append(w.order, wRef{it.key, l.data(it)})
+			w.order = append(w.order, wRef{it.key, l.data(it), l.ver})
 		}
 	}
 	cs := w.order[first:]
@@ -130,24 +136,43 @@ func (w *Writer) seal(h *txn.Handle, n *diskio.Node, level int) error {
 }
 
 // buildTree packs items (in key order) into leaves and the leaves under
-// nodes; it returns the root and its level.
-func (w *Writer) buildTree(h *txn.Handle, items []wRef) (ondisk.LogicalAddr, int, error) {
+// nodes; it returns the root, its level and the leaves. Where a leaf of
+// old (the tree's leaves on disk) holds exactly the items from some point
+// on, it is taken as it is (writeleaves.go).
+func (w *Writer) buildTree(h *txn.Handle, items []wRef, old []builtLeaf) (ondisk.LogicalAddr, int, []builtLeaf, error) {
 	type child struct {
 		key  ondisk.Key
 		addr ondisk.LogicalAddr
 	}
 	var level []child
+	var leaves []builtLeaf
+	idx := leafIndex{old: old}
 	dataSize := w.nodesize - ondisk.HeaderSize
 	for i := 0; i < len(items) || len(level) == 0; {
+		if i < len(items) {
+			if l, ok := idx.match(items, i, w.reusedSet); ok {
+				w.reused = append(w.reused, l.addr)
+				w.reusedSet[l.addr] = true
+				level = append(level, child{items[i].key, l.addr})
+				leaves = append(leaves, l)
+				i += len(l.items)
+				continue
+			}
+		}
 		n := w.newNode()
-		end, nr := dataSize, 0
+		end, nr, first := dataSize, 0, i
 		for ; i < len(items); i++ {
 			it := items[i]
 			if len(it.data)+ondisk.ItemHeaderSize > end-nr*ondisk.ItemHeaderSize {
 				if nr == 0 {
-					return 0, 0, fmt.Errorf("log item %v of %d bytes does not fit in a leaf", it.key, len(it.data))
+					return 0, 0, nil, fmt.Errorf("log item %v of %d bytes does not fit in a leaf", it.key, len(it.data))
 				}
 				break
+			}
+			if nr > 0 {
+				if _, ok := idx.match(items, i, w.reusedSet); ok {
+					break // an old leaf goes on from here
+				}
 			}
 			end -= len(it.data)
 			copy(n.Data[ondisk.HeaderSize+end:], it.data)
@@ -156,11 +181,16 @@ func (w *Writer) buildTree(h *txn.Handle, items []wRef) (ondisk.LogicalAddr, int
 		}
 		binary.LittleEndian.PutUint32(n.Data[0x60:], uint32(nr))
 		if err := w.seal(h, n, 0); err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		var k ondisk.Key
 		if nr > 0 {
 			k = n.Key(0)
+			l := builtLeaf{addr: n.Addr, items: itemNames(items[first:i])}
+			if i < len(items) {
+				l.next = itemName{items[i].ver, items[i].key, len(items[i].data)}
+			}
+			leaves = append(leaves, l)
 		}
 		level = append(level, child{k, n.Addr})
 	}
@@ -175,14 +205,14 @@ func (w *Writer) buildTree(h *txn.Handle, items []wRef) (ondisk.LogicalAddr, int
 			}
 			binary.LittleEndian.PutUint32(n.Data[0x60:], uint32(len(kids)))
 			if err := w.seal(h, n, lvl); err != nil {
-				return 0, 0, err
+				return 0, 0, nil, err
 			}
 			up = append(up, child{kids[0].key, n.Addr})
 		}
 		level = up
 		if len(level) == 1 {
-			return level[0].addr, lvl, nil
+			return level[0].addr, lvl, leaves, nil
 		}
 	}
-	return level[0].addr, 0, nil
+	return level[0].addr, 0, leaves, nil
 }

@@ -37,9 +37,10 @@ type planned struct {
 	mode logMode
 	dir  bool
 	// item is the inode item as the planner read it (valid during the
-	// fsync: the handle keeps the tree still), so copying can tell an
-	// unchanged store without another lookup.
+	// fsync of sequence number seq: the handle keeps the tree still), so
+	// copying can tell an unchanged store without another lookup.
 	item []byte
+	seq  uint64
 	// dels are DIR_INDEX indexes of committed names that replay must
 	// remove (a name renamed or unlinked away from this directory), each
 	// logged as a one-index DIR_LOG_INDEX range with no entry in it.
@@ -75,6 +76,9 @@ type planner struct {
 	memo    map[ondisk.InodeRef]*visitMemo // the writer's, across fsyncs
 	watch   *watchSet                      // memos still current (the writer's)
 	fsynced ondisk.InodeRef                // the inode being fsync'd: always read
+	dirs    *dirCache                      // directories logged whole (the writer's; nil: none kept)
+	seq     uint64                         // the writer's fsync sequence number
+	changed map[ondisk.ObjectID]bool       // plan entries made, changed or visited by this fsync (nil: not kept)
 	rec     *visitMemo                     // what the inode being visited adds
 }
 
@@ -107,11 +111,20 @@ func (p *planner) want(ino ondisk.ObjectID, m logMode) {
 		pl.mode = m
 		p.plan[ino] = pl
 		p.queue = append(p.queue, ino)
+		p.mark(ino)
 		return
 	}
 	if m > pl.mode {
 		pl.mode = m
 		p.queue = append(p.queue, ino) // visit again for what the new mode needs
+		p.mark(ino)
+	}
+}
+
+// mark records that ino's plan entry was made or changed by this fsync.
+func (p *planner) mark(ino ondisk.ObjectID) {
+	if p.changed != nil {
+		p.changed[ino] = true
 	}
 }
 
@@ -166,7 +179,8 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	if m := p.memo[id]; m != nil && m.transid == p.h.Transid() && id != p.fsynced &&
 		p.watch != nil && p.watch.has(id) {
 		// Untouched since the memo was made: its inode item is m.fp.
-		pl.dir, pl.item = m.dir, m.fp
+		pl.dir, pl.item, pl.seq = m.dir, m.fp, p.seq
+		p.mark(ino)
 		if pl.dir && p.targets[ino] && pl.mode < modeDir {
 			pl.mode = modeDir
 		}
@@ -182,7 +196,8 @@ func (p *planner) visit(ino ondisk.ObjectID) (string, error) {
 	if !ok || ii.NLink == 0 {
 		return ReasonDeleted, nil
 	}
-	pl.dir, pl.item = ii.Mode&item.SIFMT == item.SIFDIR, raw
+	pl.dir, pl.item, pl.seq = ii.Mode&item.SIFMT == item.SIFDIR, raw, p.seq
+	p.mark(ino)
 	if pl.dir && p.targets[ino] && pl.mode < modeDir {
 		pl.mode = modeDir
 	}
@@ -249,7 +264,10 @@ func (p *planner) del(dir ondisk.ObjectID, index uint64) {
 		rec.dels = append(rec.dels, delRec{dir, index})
 	}
 	pl := p.plan[dir]
-	pl.dels = append(pl.dels, index)
+	if !slices.Contains(pl.dels, index) { // a kept plan sees its deletions again
+		pl.dels = append(pl.dels, index)
+		p.mark(dir)
+	}
 }
 
 // visitMemo is what visiting an inode added to the plan, valid while the
@@ -414,91 +432,17 @@ func (p *planner) committedEmpty(dir ondisk.ObjectID) (bool, error) {
 // entries plans a directory logged whole: every inode its entries name
 // that is new or renamed into it is logged, and every committed entry that
 // is gone must be an inode that is gone (or is logged under its new name).
+// The entries are classified index by index (writedirs.go).
 func (p *planner) entries(dir ondisk.ObjectID) (string, error) {
+	res, err := p.dirPlan(dir)
+	if err != nil || res.reason != "" {
+		return res.reason, err
+	}
+	for _, w := range res.wants {
+		p.want(w.ino, w.mode)
+	}
 	pl := p.plan[dir]
-	holes, err := unchangedSpans(p.t, dir, p.h.Transid())
-	if err != nil {
-		return "", p.errorf(dir, "entries: %w", err)
-	}
-	reason := ""
-	var rerr error
-	var keep []uint64
-	for _, r := range complement(holes) {
-		// The last commit's entries in r: an entry the running tree has
-		// unchanged (same index, name and target) needs no planning.
-		committed := map[uint64]inode.DirEntry{}
-		if err := readIndexes(p.ct, dir, r, func(e inode.DirEntry) bool {
-			committed[e.Index] = e
-			return true
-		}); err != nil {
-			return "", p.errorf(dir, "committed entries: %w", err)
-		}
-		err := readIndexes(p.t, dir, r, func(e inode.DirEntry) bool {
-			c, had := committed[e.Index]
-			delete(committed, e.Index)
-			if had && c.Location != e.Location {
-				// the index of a committed name given to another inode
-				// (see indexTaken): replay would unlink the committed one
-				reason = ReasonIndexReused
-				return false
-			}
-			same := had && c.Name == e.Name && c.Location == e.Location && c.Type == e.Type
-			if e.IsSubvol() {
-				// an unchanged subvolume entry stays out of the log's ranges
-				if !same {
-					reason = ReasonSubvolEntry
-					return false
-				}
-				keep = append(keep, e.Index)
-				return true
-			}
-			if same {
-				return true
-			}
-			reason, rerr = p.entry(e)
-			return reason == ""
-		})
-		if err == nil {
-			err = rerr
-		}
-		if err != nil || reason != "" {
-			if err != nil {
-				err = p.errorf(dir, "entries: %w", err)
-			}
-			return reason, err
-		}
-		// Committed entries gone from the running directory.
-		for _, e := range committed {
-			if e.IsSubvol() {
-				return ReasonSubvolEntry, nil
-			}
-			ii, ok, err := inodeIn(p.t, e.Location.ObjectID)
-			if err != nil {
-				return "", p.errorf(dir, "committed entry %q: %w", e.Name, err)
-			}
-			ok = ok && ii.NLink > 0
-			switch {
-			case !ok && e.Type == item.FTDir:
-				// replay unlinks its name; it must have had no entries to
-				// leave behind
-				empty, err := p.committedEmpty(e.Location.ObjectID)
-				if err != nil {
-					return "", err
-				}
-				if !empty {
-					return ReasonDirRemoved, nil
-				}
-			case ok && ii.Mode&item.SIFMT == item.SIFDIR:
-				p.want(e.Location.ObjectID, modeExists)
-			case ok:
-				p.want(e.Location.ObjectID, modeAll)
-			}
-		}
-	}
-	for _, k := range keep {
-		holes = append(holes, indexRange{k, k})
-	}
-	pl.ranges = complement(holes)
+	pl.ranges = res.ranges
 	if p.rec != nil {
 		p.rec.ranges = pl.ranges
 	}
@@ -589,39 +533,36 @@ func readIndexes(t *ctree.Tree, dir ondisk.ObjectID, r indexRange, fn func(inode
 	}, nil)
 }
 
-// entry plans the inode that entry e of a logged directory names.
-func (p *planner) entry(e inode.DirEntry) (string, error) {
+// entry says which inode entry e of a logged directory needs logged.
+func (p *planner) entry(e inode.DirEntry) (string, wantRec, error) {
 	ino := e.Location.ObjectID
 	ii, ok, err := inodeIn(p.t, ino)
 	if err != nil || !ok {
-		return ReasonError, err
+		return ReasonError, wantRec{}, err
 	}
 	fresh, err := p.isNew(ino, ii)
 	if err != nil {
-		return ReasonError, err
+		return ReasonError, wantRec{}, err
 	}
 	dir := ii.Mode&item.SIFMT == item.SIFDIR
 	if fresh {
 		if dir {
-			p.want(ino, modeDir)
-		} else {
-			p.want(ino, modeAll)
+			return "", wantRec{ino, modeDir}, nil
 		}
-		return "", nil
+		return "", wantRec{ino, modeAll}, nil
 	}
 	same, err := sameRefs(p.t, p.ct, ino)
 	if err != nil {
-		return ReasonError, err
+		return ReasonError, wantRec{}, err
 	}
 	if !same {
 		// renamed or linked into this directory: its refs say so
 		if dir {
-			p.want(ino, modeExists)
-		} else {
-			p.want(ino, modeAll)
+			return "", wantRec{ino, modeExists}, nil
 		}
+		return "", wantRec{ino, modeAll}, nil
 	}
-	return "", nil
+	return "", wantRec{}, nil
 }
 
 // plannedSlab hands out plan entries from chunks kept across fsyncs: a
