@@ -227,24 +227,29 @@ func (r *rwState) flushAll() error {
 	return err
 }
 
-// flushSettled is the background writeback: flushAll, but the last
-// settleHold bytes of each stream stay dirty (pagecache.SyncSettled): the
+// flushSettled is the background writeback: flushAll, but the last hold
+// bytes of each stream stay dirty (pagecache.SyncSettled): the
 // kernel is still sending pages there, out of order, and writing them now
 // would cut the stream's extent at every hole.
 // It returns how many streams it left for a hole still arriving.
-func (r *rwState) flushSettled() (int, error) {
-	waiting, err := r.cache.SyncSettled(&r.wbMu, r.settleHold())
+func (r *rwState) flushSettled(hold int64) (int, error) {
+	waiting, err := r.cache.SyncSettled(&r.wbMu, hold)
 	r.flushAtimes(nil)
 	return waiting, err
 }
 
 // background writes back settled data until the dirty bytes are at most
 // half the limit, or only the held ends of streams are left: a pass that
-// left a stream for a hole is tried again shortly.
+// left a stream for a hole is tried again shortly. Over the limit (writers
+// are waiting) it writes everything.
 func (r *rwState) background() {
 	for r.cache.Pending() > r.limit/2 {
 		before := r.cache.Pending()
-		waiting, err := r.flushSettled()
+		hold := r.settleHold()
+		if before > r.limit {
+			hold = 0
+		}
+		waiting, err := r.flushSettled(hold)
 		if err != nil {
 			r.m.logf("background writeback: %v", err)
 			return
