@@ -442,8 +442,33 @@ func (r *rwState) setattr(id ondisk.InodeRef, a fsops.SetAttr, withFile bool) er
 }
 
 // fallocate preallocates or punches (fsops modes).
+//
+// In the writeback cache mode the kernel keeps a regular file's mtime and
+// ctime and takes neither from the daemon (fuse_get_cache_mask), and a
+// FALLOCATE changes them only when it grows the file, and then the kernel
+// sends its own times later (fuse_file_fallocate: file_update_time). So
+// the times stored stay those the kernel shows: a punched hole does not
+// leave the image with a newer mtime than anyone saw (TestFileOps failed
+// now and then when a clock tick fell between create and punch).
 func (r *rwState) fallocate(id ondisk.InodeRef, off, n uint64, mode uint32) error {
-	return r.withData(id, func() error { return r.ops.Fallocate(id, mode, off, n) })
+	return r.withData(id, func() error {
+		if !r.kernelTimes {
+			return r.ops.Fallocate(id, mode, off, n)
+		}
+		x, err := r.ops.Stat(id)
+		if err != nil {
+			return err
+		}
+		if err := r.ops.Fallocate(id, mode, off, n); err != nil {
+			return err
+		}
+		if x.Mode&syscall.S_IFMT != syscall.S_IFREG {
+			return nil
+		}
+		_, err = r.ops.Setattr(id, fsops.SetAttr{Valid: fsops.SetMtime | fsops.SetCtime,
+			Mtime: x.Mtime.Time(), Ctime: x.Ctime.Time()})
+		return err
+	})
 }
 
 // seekData answers SEEK_DATA / SEEK_HOLE with buffered data written back.
