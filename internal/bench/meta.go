@@ -115,6 +115,7 @@ func benchMeta(args []string, out io.Writer) error {
 			runtime.GC() // the previous target's garbage is not this one's
 			debug.FreeOSMemory()
 			resetPeakRSS()
+			base := currentRSS()
 			mnt, stop, err := tg.mount(rep)
 			if err != nil {
 				return fmt.Errorf("%s: %w", tg.name, err)
@@ -132,7 +133,7 @@ func benchMeta(args []string, out io.Writer) error {
 			if err := stop(); err != nil {
 				return fmt.Errorf("%s: %w", tg.name, err)
 			}
-			rss[i] = max(rss[i], peakRSS())
+			rss[i] = max(rss[i], peakRSS()-base)
 		}
 	}
 	t := &table{title: "metadata: cp -a, tar -x and find+stat into each target (one after another in one mount)",
@@ -158,7 +159,7 @@ func benchMeta(args []string, out io.Writer) error {
 	t.note("times end when the command does (buffered data and metadata not yet committed or synced); " +
 		"cp -a and tar -x read their source from tmpfs (copied there once), so no target pays for the other's page cache")
 	for i, tg := range targets[:min(2, len(targets))] {
-		t.note("peak RSS of the bench process during the %s runs (the mount runs inside it): %s", tg.name, mib(rss[i]))
+		t.note("peak RSS growth of the bench process during the %s runs (the mount runs inside it; over what it held before each run): %s", tg.name, mib(rss[i]))
 	}
 	t.note("load average at the start: %s", loadStart)
 	t.print(out)

@@ -16,7 +16,13 @@ func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
 // peakRSS is the process's peak resident set in bytes since the last
 // reset (0 when /proc does not say).
-func peakRSS() int64 {
+func peakRSS() int64 { return statusKB("VmHWM:") }
+
+// currentRSS is the process's resident set now.
+func currentRSS() int64 { return statusKB("VmRSS:") }
+
+// statusKB reads a "kB" line of /proc/self/status, in bytes.
+func statusKB(field string) int64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -24,7 +30,7 @@ func peakRSS() int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
 				return 0

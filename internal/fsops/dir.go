@@ -54,7 +54,7 @@ func (o *op) lookupEntry(dir ondisk.InodeRef, name string) (*Entry, error) {
 	}
 	e, err := inode.Lookup(t, dir.Ino, name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errf(syscall.ENOENT, "lookup %q in %v", name, dir)
+		return nil, missf(syscall.ENOENT, "lookup %q in %v", name, dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lookup %q in %v: %w", name, dir, err)

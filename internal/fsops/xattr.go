@@ -36,7 +36,7 @@ func (f *FS) GetXattr(id ondisk.InodeRef, name string) ([]byte, error) {
 			return err
 		}
 		if d == nil {
-			return errf(syscall.ENODATA, "getxattr %q on %v", name, id)
+			return missf(syscall.ENODATA, "getxattr %q on %v", name, id)
 		}
 		val = d.Data
 		return nil

@@ -23,12 +23,14 @@
 //
 // WRITE requests land in the page cache (pagecache.Cache.Write) and return.
 // Dirty inodes sit on the cache's writeback list; they are written back
-// (pagecache -> fsops.WriteAt with whole contiguous ranges, so a stream of
-// 4 KiB writes becomes large extents: delayed allocation) by
+// (pagecache -> fsops.WriteAtTimes with contiguous ranges of up to 8 MiB,
+// which keeps the times the writes had and joins a file's consecutive
+// ranges into extents of up to 128 MiB: delayed allocation) by
 //   - the flusher, every commit interval (-o commit=N, default 30 s), which
 //     then commits the transaction;
-//   - the flusher again, woken by writers when dirty memory passes half
-//     the limit; it writes only what has settled (pagecache.SyncSettled:
+//   - the flusher again, woken by writers when the bytes the cache holds
+//     (dirty and in writeback, pagecache.Cache.Pending) pass half the
+//     dirty limit (-o dirty_limit, default 256 MiB); it writes only what has settled (pagecache.SyncSettled:
 //     not the last bytes of a stream, nor bytes after a hole whose WRITE is
 //     still on its way, for up to 100 ms), so that a stream is not cut into
 //     extents at every hole; and fsops grows a file's last extent on disk

@@ -26,8 +26,10 @@ type Options struct {
 	// AllowOther lets other users see the mount (needs user_allow_other in
 	// /etc/fuse.conf for non-root).
 	AllowOther bool
-	// DirtyLimit bounds buffered dirty data; writers write back above it
-	// (and the flusher from half of it). 0 means 256 MiB.
+	// DirtyLimit bounds the buffered data, dirty or in writeback: writers
+	// wait for the flusher above it (and write back themselves when it
+	// does not get under it soon); the flusher writes back from half of
+	// it. 0 means 256 MiB.
 	DirtyLimit int64
 	// The kernel gathers small writes in its own page cache and sends them
 	// in large WRITE requests (FUSE writeback_cache, the default of a

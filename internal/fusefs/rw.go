@@ -212,7 +212,7 @@ func (r *rwState) getattr(id ondisk.InodeRef) (attr, error) {
 // buffered and not yet allocated.
 func (r *rwState) statfs() (statfs, error) {
 	total, free, bs := r.ops.Space()
-	dirty := uint64(max(r.cache.Stats().DirtyBytes, 0))
+	dirty := uint64(max(r.cache.Pending(), 0)) // not allocated yet
 	free -= min(free, dirty)
 	return statfs{Total: total, Free: free, Avail: free, BlockSize: bs}, nil
 }

@@ -14,9 +14,22 @@ import (
 )
 
 // notExist builds an error that satisfies errors.Is(err, fs.ErrNotExist).
+// Misses are the normal case of lookups (a name about to be created), so
+// the message is formatted only when asked for; args must be values that
+// do not change (numbers, strings).
 func notExist(format string, args ...any) error {
-	return fmt.Errorf(format+": %w", append(args, fs.ErrNotExist)...)
+	return &notExistError{format: format, args: args}
 }
+
+type notExistError struct {
+	format string
+	args   []any
+}
+
+func (e *notExistError) Error() string {
+	return fmt.Sprintf(e.format, e.args...) + ": " + fs.ErrNotExist.Error()
+}
+func (e *notExistError) Unwrap() error { return fs.ErrNotExist }
 
 // Read returns the INODE_ITEM of ino in tree t. mirrors btrfs_read_locked_inode (the item part)
 func Read(t *ctree.Tree, ino ondisk.ObjectID) (item.InodeItem, error) {

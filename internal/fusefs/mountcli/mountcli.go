@@ -53,7 +53,7 @@ device shares its filesystem: a bind mount of the subvolume asked for.
        subvol=PATH           mount this subvolume as the root
        subvolid=ID           mount the subvolume with this ID
        allow_other           let other users in (see /etc/fuse.conf)
-       dirty_limit=SIZE      buffered data before writers write back (default 256M)
+       dirty_limit=SIZE      buffered data (dirty and in writeback) before writers wait (default 256M)
        no_writeback_cache    send every write(2) to the daemon instead of
                              letting the kernel gather them (writeback_cache,
                              the default of a read-write mount)
