@@ -151,7 +151,11 @@ func spread(xs []float64) string {
 	if len(s) == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f (%.2f-%.2f)", s[len(s)/2], s[0], s[len(s)-1])
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return fmt.Sprintf("%.2f (%.2f-%.2f)", med, s[0], s[len(s)-1])
 }
 
 // runBonnie runs bonnie++'s file tests in dir and parses its CSV line.
