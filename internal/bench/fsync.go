@@ -25,6 +25,7 @@ func benchFsync(args []string, out io.Writer) error {
 	files := fl.Int("files", 1000, "new files created, written (4 KiB) and fsync'd")
 	base := fl.String("dir", "/dev/shm", "scratch directory (tmpfs)")
 	noWBC := fl.Bool("no-writeback-cache", false, "mount ours with -o no_writeback_cache")
+	chunk := fl.Int("interleave", 50, "create+fsync on both filesystems at once, alternating every N files (0: ours, then the kernel's)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -44,7 +45,9 @@ func benchFsync(args []string, out io.Writer) error {
 		if r.small, err = smallFsync(mnt, *dirtyMiB, *rounds); err != nil {
 			return r, err
 		}
-		r.create, err = createFsync(mnt, *files)
+		if *chunk <= 0 || !e.kernel {
+			r.create, err = createFsync(mnt, *files)
+		}
 		return r, err
 	}
 	row := func(name string, r result) {
@@ -63,9 +66,9 @@ func benchFsync(args []string, out io.Writer) error {
 	if err := stop(); err != nil {
 		return err
 	}
-	row("gobtrfs FUSE", ours)
-	t.note("ours: %d fsyncs through the log tree, commits by reason %v", st.Logged, st.Commits)
 	if !e.kernel {
+		row("gobtrfs FUSE", ours)
+		t.note("ours: %d fsyncs through the log tree, commits by reason %v", st.Logged, st.Commits)
 		t.note("kernel btrfs: skipped (needs root, loop devices, btrfs and mkfs.btrfs)")
 		t.print(out)
 		return nil
@@ -81,6 +84,31 @@ func benchFsync(args []string, out io.Writer) error {
 	if err := kstop(); err != nil {
 		return err
 	}
+	if *chunk > 0 {
+		// create+fsync on fresh mounts of both, interleaved: the machine's
+		// load then weighs on both alike
+		mt2, omnt, ostop, err := e.ours("ours-create", size, fusefs.Options{CommitInterval: time.Hour, NoWritebackCache: *noWBC})
+		if err != nil {
+			return err
+		}
+		_, kmnt, kstop, err := e.kernelBtrfs("kernel-create", size)
+		if err != nil {
+			return err
+		}
+		if ours.create, kern.create, err = createFsyncInterleaved(omnt, kmnt, *files, *chunk); err != nil {
+			return err
+		}
+		st2 := mt2.FsyncStats()
+		if err := ostop(); err != nil {
+			return err
+		}
+		if err := kstop(); err != nil {
+			return err
+		}
+		t.note("create+fsync interleaved every %d files; ours: %d fsyncs through the log tree, commits by reason %v", *chunk, st2.Logged, st2.Commits)
+	}
+	row("gobtrfs FUSE", ours)
+	t.note("ours (small fsyncs): %d fsyncs through the log tree, commits by reason %v", st.Logged, st.Commits)
 	row("kernel btrfs (loop, same dir)", kern)
 	t.add("ratio ours/kernel", ratio(float64(pct(ours.small, 0)), float64(pct(kern.small, 0))),
 		ratio(float64(pct(ours.small, 50)), float64(pct(kern.small, 50))),
@@ -149,9 +177,40 @@ func createFsync(mnt string, n int) ([]time.Duration, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
+	return createFiles(dir, 0, n, nil)
+}
+
+// createFsyncInterleaved is createFsync on two mounts at once: chunk files
+// on one, chunk on the other (which goes first alternates), until each has
+// n.
+func createFsyncInterleaved(a, b string, n, chunk int) (da, db []time.Duration, err error) {
+	dirs := []string{filepath.Join(a, "created"), filepath.Join(b, "created")}
+	for _, d := range dirs {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return nil, nil, err
+		}
+	}
+	for i, k := 0, 0; i < n; i, k = i+chunk, k+1 {
+		end := min(i+chunk, n)
+		for _, j := range [][2]int{{0, 1}, {1, 0}}[k%2] {
+			if j == 0 {
+				da, err = createFiles(dirs[0], i, end, da)
+			} else {
+				db, err = createFiles(dirs[1], i, end, db)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return da, db, nil
+}
+
+// createFiles times create + 4 KiB write + fsync + close of files from..to-1
+// in dir, appending to ds.
+func createFiles(dir string, from, to int, ds []time.Duration) ([]time.Duration, error) {
 	data := bytes.Repeat([]byte{0xc3}, 4096)
-	ds := make([]time.Duration, 0, n)
-	for i := 0; i < n; i++ {
+	for i := from; i < to; i++ {
 		t0 := time.Now()
 		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("f%05d", i)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err != nil {

@@ -279,5 +279,9 @@ func spread(v []float64, f string) string {
 	if len(s) == 1 {
 		return fmt.Sprintf(f, s[0])
 	}
-	return fmt.Sprintf(f+" ("+f+"-"+f+")", s[len(s)/2], s[0], s[len(s)-1])
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return fmt.Sprintf(f+" ("+f+"-"+f+")", med, s[0], s[len(s)-1])
 }

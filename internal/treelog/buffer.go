@@ -128,6 +128,7 @@ func (l *inodeLog) inRanges(i uint64) bool {
 // and the DIR_INDEX items. mirrors insert_dir_log_key
 func (l *inodeLog) addDirRanges(pl *planned) {
 	ino := l.id.Ino
+	n0 := len(l.items)
 	put := func(start, end uint64) {
 		off := len(l.arena)
 		l.arena = binary.LittleEndian.AppendUint64(l.arena, end)
@@ -150,7 +151,18 @@ func (l *inodeLog) addDirRanges(pl *planned) {
 			i = j + 1
 		}
 	}
-	slices.SortStableFunc(l.items, func(a, b wItem) int { return a.key.Compare(b.key) })
+	// The ranges (in order) go before the first item after them: the
+	// DIR_INDEX items (a large directory has many; no sort of them all).
+	byKey := func(a, b wItem) int { return a.key.Compare(b.key) }
+	added := slices.Clone(l.items[n0:])
+	l.items = l.items[:n0]
+	if len(added) > 0 {
+		pos := sort.Search(n0, func(i int) bool { return l.items[i].key.Compare(added[0].key) > 0 })
+		l.items = slices.Insert(l.items, pos, added...)
+	}
+	if !slices.IsSortedFunc(l.items, byKey) {
+		slices.SortStableFunc(l.items, byKey)
+	}
 }
 
 // copyLeafItems copies the items of ino held by leaf (from slot on) into

@@ -8,8 +8,18 @@
 // Writer.Fsync plans the log (see planner), copies the planned inodes'
 // items through a scratch leaf prepared before the transaction handle is
 // taken, builds the log trees in new blocks, and writes them and the
-// superblock. Logged: regular files, symlinks and special files, new
-// files and directories with their new ancestors, renames and hard links
+// superblock. Within a transaction it works on what changed since the
+// last fsync: the plan is kept (the filesystem reports every inode it
+// changes, Writer.Touched, and every directory index it inserts or
+// deletes, Writer.DirIndexChanged), so planning and copying cost the
+// inodes and directory entries changed (a directory fsync after an unlink
+// in a large directory, as bonnie++ -b does, no longer reads the whole
+// directory). Laying the leaves out still walks every logged item (cheaply:
+// unchanged leaves are not copied or hashed), which is why a commit
+// empties the log after maxTargets fsync'd inodes.
+//
+// Logged: regular files, symlinks and special files, new files and
+// directories with their new ancestors, renames and hard links
 // (the old directory gets a DIR_LOG_INDEX range without the old name),
 // directory fsync (every entry, one range over all indexes, new children
 // logged too), several subvolumes. Commits instead, with the reason

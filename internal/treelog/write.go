@@ -23,9 +23,13 @@ import (
 // between them and the checksums of new data; DIR_INDEX items and
 // DIR_LOG_INDEX ranges for directories) into per-inode stores, writes the
 // log trees and the log root tree to new blocks, then the superblock of the
-// last commit with log_root set; no commit. Each fsync rewrites the whole
-// log of the transaction (so it always shows the current state of every
-// fsync'd inode); the previous log's blocks are freed once the new
+// last commit with log_root set; no commit. Each fsync writes the whole log
+// of the transaction (so it always shows the current state of every
+// fsync'd inode), but costs what changed: the plan is kept and extended
+// (writeincr.go), a directory's entries are classified again only where
+// they changed (writedirs.go), only changed inodes are copied, and leaves
+// of the log on disk holding the same items are used again (writeleaves.go);
+// the previous log's blocks it no longer uses are freed once the new
 // superblock is on disk. What the log cannot express falls back to a full
 // commit, counted by reason (Stats.Commits).
 // mirrors btrfs_sync_file / btrfs_log_inode_parent

@@ -1,8 +1,10 @@
 package treelog_test
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -16,9 +18,9 @@ import (
 // does: each fsync classifies only the entries changed since the last
 // (writedirs.go), and in this package's tests each such classification is
 // checked against one from scratch (the fsync fails if they differ).
-// Commits in between start new states. At the end the power is cut: our
-// replay and the kernel's must show the directory as it is, btrfs check
-// clean.
+// Commits in between start new states. At the end the power is cut:
+// btrfs-progs must print the log tree, our replay and the kernel's must
+// show the directory as it is, btrfs check clean.
 func TestFsyncDirKeptState(t *testing.T) {
 	testutil.NeedProgs(t)
 	seed := testutil.Seed(t, *seedFlag)
@@ -93,6 +95,11 @@ func TestFsyncDirKeptState(t *testing.T) {
 	}
 	crash := copyFile(t, img)
 	testutil.CheckImage(t, crash, "--check-data-csum")
+	// btrfs-progs prints the log trees with the rest
+	out, err := exec.Command("btrfs", "inspect-internal", "dump-tree", crash).CombinedOutput()
+	if err != nil || bytes.Contains(bytes.ToLower(out), []byte("error")) || !bytes.Contains(out, []byte("DIR_LOG_INDEX")) {
+		t.Fatalf("btrfs inspect-internal dump-tree of the log: %v\n%.2000s", err, out)
+	}
 	ours := fsopsView(t, copyFile(t, crash))
 	var got []string
 	for p := range ours {
