@@ -116,6 +116,7 @@ func (n *Node) Lseek(ctx context.Context, f fs.FileHandle, off uint64, whence ui
 	var pos int64
 	var err error
 	if n.m.rw != nil {
+		n.m.kernelWriteback(n.id) // seekflush.go
 		pos, err = n.m.rw.seekData(n.id, int64(off), whence == seekData)
 	} else {
 		pos, err = n.m.b.SeekData(n.id, int64(off), whence == seekData)

@@ -165,7 +165,9 @@ func attrOfItem(x *item.InodeItem) attr {
 func (r *rwState) overlay(id ondisk.InodeRef, a *attr) {
 	if a.Mode&syscall.S_IFMT == syscall.S_IFREG {
 		if end := uint64(r.cache.DirtyEnd(id)); end > a.Size {
-			a.NBytes += (end - a.Size + 4095) &^ 4095
+			// the blocks buffered data takes past the on-disk size, not
+			// the hole up to it (a sparse file stays sparse)
+			a.NBytes += uint64(r.cache.DirtyBlocksFrom(id, int64(a.Size+4095)&^4095, 4096))
 			a.Size = end
 		}
 	}

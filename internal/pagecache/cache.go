@@ -1,6 +1,7 @@
 package pagecache
 
 import (
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -232,4 +233,44 @@ func (c *Cache) Stats() Stats {
 		s.DirtyInodes++
 	}
 	return s
+}
+
+// DirtyBlocksFrom is the bytes of the blockSize blocks at or beyond from
+// that k's dirty or in-flight data touches: what a stat counts for data
+// not yet written back past the on-disk size (btrfs_getattr adds the
+// delalloc bytes, rounded to blocks; a hole skipped over takes none).
+func (c *Cache) DirtyBlocksFrom(k ondisk.InodeRef, from, blockSize int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	in := c.inodes[k]
+	if in == nil || blockSize <= 0 {
+		return 0
+	}
+	var blocks [][2]int64
+	add := func(spans []span) {
+		for _, s := range spans {
+			if s.end() <= from {
+				continue
+			}
+			b := max(s.off, from) / blockSize
+			e := (s.end() + blockSize - 1) / blockSize
+			blocks = append(blocks, [2]int64{b, e})
+		}
+	}
+	add(in.dirty.spans)
+	for _, b := range in.wb.batches {
+		add(b)
+	}
+	sort.Slice(blocks, func(i, j int) bool { return blocks[i][0] < blocks[j][0] })
+	var n, end int64
+	for _, r := range blocks {
+		if r[0] < end {
+			r[0] = end
+		}
+		if r[1] > r[0] {
+			n += r[1] - r[0]
+			end = r[1]
+		}
+	}
+	return n * blockSize
 }
