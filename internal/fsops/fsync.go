@@ -17,6 +17,12 @@ func (f *FS) logWriter() *treelog.Writer {
 // data must have been written back first. fdatasync is the same call.
 // mirrors btrfs_sync_file
 func (f *FS) Fsync(id ondisk.InodeRef) error {
+	if x, err := f.Stat(id); err == nil && x.NLink == 0 {
+		// An orphan (open, no name left, orphan.go): no name reaches it
+		// after a crash, so there is nothing to make durable.
+		// mirrors btrfs_log_inode_parent's BTRFS_NO_LOG_SYNC for i_nlink 0
+		return nil
+	}
 	f.mu.Lock()
 	f.logging++ // the log copies file extent items: no tail may grow (tail.go)
 	f.forgetTails()
