@@ -39,6 +39,22 @@ func fsTreeItems(t *testing.T, img string) (orphans []string, inodes map[string]
 	return orphans, inodes
 }
 
+// wantOrphansGone fails unless img has no ORPHAN_ITEM left and none of the
+// inodes orphans named.
+func wantOrphansGone(t *testing.T, img, when string, orphans []string) {
+	t.Helper()
+	o, inodes := fsTreeItems(t, img)
+	if len(o) != 0 {
+		t.Errorf("%s: ORPHAN_ITEMs %v left", when, o)
+		return
+	}
+	for _, ino := range orphans {
+		if inodes[ino] {
+			t.Errorf("%s: orphan inode %s still there", when, ino)
+		}
+	}
+}
+
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
@@ -128,15 +144,7 @@ func TestOrphansLikeKernel(t *testing.T) {
 	unix.Close(tmp)
 	victim.Close()
 	finish(t, tm, img)
-	if o, inodes := fsTreeItems(t, img); len(o) != 0 {
-		t.Errorf("after unmount: ORPHAN_ITEMs %v left", o)
-	} else {
-		for _, ino := range orphans {
-			if inodes[ino] {
-				t.Errorf("after unmount: orphan inode %s still there", ino)
-			}
-		}
-	}
+	wantOrphansGone(t, img, "after unmount", orphans)
 
 	// After the crash, our read-write mount deletes them.
 	ours := filepath.Join(t.TempDir(), "ours.img")
@@ -146,15 +154,7 @@ func TestOrphansLikeKernel(t *testing.T) {
 		t.Errorf("our mount after the crash logged %q, want it to say it deleted 4 orphans", om.logBuf.String())
 	}
 	finish(t, om, ours)
-	if o, inodes := fsTreeItems(t, ours); len(o) != 0 {
-		t.Errorf("ours after the crash: ORPHAN_ITEMs %v left", o)
-	} else {
-		for _, ino := range orphans {
-			if inodes[ino] {
-				t.Errorf("ours after the crash: orphan inode %s still there", ino)
-			}
-		}
-	}
+	wantOrphansGone(t, ours, "ours after the crash", orphans)
 
 	// And so does the kernel's.
 	if !canKernelMount() {
@@ -172,13 +172,5 @@ func TestOrphansLikeKernel(t *testing.T) {
 		t.Errorf("kernel lists %v in the crash image's root, want [keep victim]", knames)
 	}
 	checktest.Image(t, crash)
-	if o, inodes := fsTreeItems(t, crash); len(o) != 0 {
-		t.Errorf("kernel after the crash: ORPHAN_ITEMs %v left", o)
-	} else {
-		for _, ino := range orphans {
-			if inodes[ino] {
-				t.Errorf("kernel after the crash: orphan inode %s still there", ino)
-			}
-		}
-	}
+	wantOrphansGone(t, crash, "kernel after the crash", orphans)
 }
