@@ -87,7 +87,8 @@ func lockHolder(major, minor uint32, ino uint64) Holder {
 }
 
 // gobtrfsMountOf returns the mount point of a FUSE gobtrfs mount whose
-// source is path, or "".
+// source is path, or "": the same path, or another that names the same
+// file (a hard link, a symlink).
 func gobtrfsMountOf(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -96,6 +97,14 @@ func gobtrfsMountOf(path string) string {
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		real = abs
+	}
+	id, idErr := Identify(abs)
+	sameFile := func(src string) bool {
+		if idErr != nil {
+			return false
+		}
+		sid, err := Identify(src)
+		return err == nil && sid == id
 	}
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
@@ -111,7 +120,7 @@ func gobtrfsMountOf(path string) string {
 			continue
 		}
 		src := unescapeMountinfo(qf[1])
-		if src == abs || src == real || (strings.HasPrefix(src, "/dev/") && loopBackingFile(src) == real) {
+		if src == abs || src == real || (strings.HasPrefix(src, "/dev/") && loopBackingFile(src) == real) || sameFile(src) {
 			return unescapeMountinfo(pf[4])
 		}
 	}
