@@ -88,7 +88,7 @@ func lockHolder(major, minor uint32, ino uint64) Holder {
 
 // gobtrfsMountOf returns the mount point of a FUSE gobtrfs mount whose
 // source is path, or "": the same path, or another that names the same
-// file (a hard link, a symlink).
+// file (a hard link, a symlink); among several, the first that answers.
 func gobtrfsMountOf(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -110,6 +110,7 @@ func gobtrfsMountOf(path string) string {
 	if err != nil {
 		return ""
 	}
+	var dirs []string
 	for _, line := range strings.Split(string(b), "\n") {
 		pre, post, ok := strings.Cut(line, " - ")
 		if !ok {
@@ -121,8 +122,21 @@ func gobtrfsMountOf(path string) string {
 		}
 		src := unescapeMountinfo(qf[1])
 		if src == abs || src == real || (strings.HasPrefix(src, "/dev/") && loopBackingFile(src) == real) || sameFile(src) {
-			return unescapeMountinfo(pf[4])
+			dirs = append(dirs, unescapeMountinfo(pf[4]))
 		}
+	}
+	if len(dirs) > 1 {
+		// A mount whose daemon died stays listed until it is unmounted
+		// (its statfs fails: ENOTCONN); the live one serves the image.
+		for _, d := range dirs {
+			var st unix.Statfs_t
+			if unix.Statfs(d, &st) == nil {
+				return d
+			}
+		}
+	}
+	if len(dirs) > 0 {
+		return dirs[0]
 	}
 	return ""
 }

@@ -62,3 +62,30 @@ func TestJoinChecksTheImage(t *testing.T) {
 	t.Logf("refused: %v", err)
 	bm.unmount()
 }
+
+// TestJoinSkipsDeadMount: the first mount of an image died (its FUSE
+// connection aborted, as when its daemon is killed; the dead mount point
+// stays listed until unmounted) and the image was mounted again
+// elsewhere. A second mount joins the live one, not the dead one (before:
+// it asked the dead one, then waited 10 s for the image and failed).
+func TestJoinSkipsDeadMount(t *testing.T) {
+	needFuse(t)
+	if os.Geteuid() != 0 {
+		t.Skip("a second mount (bind mount) needs root")
+	}
+	img := newImage(t, 128<<20)
+	dead := mountImage(t, img, Options{})
+	must(t, os.WriteFile(dead.path("marker"), []byte("A"), 0o644))
+	must(t, dead.Sync())
+	abortConnection(dead.dir)
+	dead.Wait()
+	must(t, dead.Close())
+	dead.done = true
+	t.Cleanup(func() { unix.Unmount(dead.dir, unix.MNT_DETACH) })
+	live := mountImage(t, img, Options{})
+	h, w := blockdev.Probe(img)
+	if !w || h.MountDir != live.dir {
+		t.Errorf("probe: writer %v, mount dir %q; want the live mount %q (the dead one is %q)", w, h.MountDir, live.dir, dead.dir)
+	}
+	live.unmount()
+}
