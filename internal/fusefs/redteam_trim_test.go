@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
+	"github.com/gobtrfs/gobtrfs/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -52,7 +54,8 @@ func fitrimFd(fd int, start, length, minlen uint64) (uint64, error) {
 // TestFstrimRacesWriters: fstrim in a loop while writers create, rewrite,
 // fsync, append and delete files and the daemon commits; every file left
 // reads what was last written into it through a new mount, and the image
-// checks clean with its data checksums.
+// checks clean with its data checksums. A crash copy taken when the loops
+// stop replays (kernel) to every file whose last change was fsync'd.
 func TestFstrimRacesWriters(t *testing.T) {
 	needFuse(t)
 	seed := redteamSeed(t)
@@ -60,6 +63,7 @@ func TestFstrimRacesWriters(t *testing.T) {
 	tm := mountImage(t, img, Options{})
 	var mu sync.Mutex
 	model := map[string][]byte{}
+	durable := map[string]bool{} // the last change of the file was fsync'd
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var trims, trimmed atomic.Int64
@@ -87,6 +91,7 @@ func TestFstrimRacesWriters(t *testing.T) {
 					if err := os.Remove(p); err == nil {
 						mu.Lock()
 						delete(model, name)
+						delete(durable, name)
 						mu.Unlock()
 					}
 				case op < 4: // append
@@ -100,12 +105,11 @@ func TestFstrimRacesWriters(t *testing.T) {
 					if _, err := f.Write(b); err != nil {
 						fail("append %s: %v", name, err)
 					}
-					if rng.Intn(2) == 0 {
-						f.Sync()
-					}
+					synced := rng.Intn(2) == 0 && f.Sync() == nil
 					f.Close()
 					mu.Lock()
 					model[name] = append(model[name], b...)
+					durable[name] = synced
 					mu.Unlock()
 				default: // rewrite whole
 					b := make([]byte, rng.Intn(1<<20))
@@ -118,12 +122,11 @@ func TestFstrimRacesWriters(t *testing.T) {
 					if _, err := f.Write(b); err != nil {
 						fail("write %s: %v", name, err)
 					}
-					if rng.Intn(3) == 0 {
-						f.Sync()
-					}
+					synced := rng.Intn(3) == 0 && f.Sync() == nil
 					f.Close()
 					mu.Lock()
 					model[name] = b
+					durable[name] = synced
 					mu.Unlock()
 				}
 			}
@@ -176,6 +179,31 @@ func TestFstrimRacesWriters(t *testing.T) {
 		}
 	}
 	check(tm.dir)
+	// a crash now: the kernel's replay of the log has every file whose
+	// last change was fsync'd as it was then
+	if canKernelMount() {
+		crash := filepath.Join(t.TempDir(), "crash.img")
+		if out, err := exec.Command("cp", "--sparse=always", img, crash).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, out)
+		}
+		checktest.Image(t, crash)
+		if !t.Failed() {
+			dir := testutil.LoopMount(t, crash, "")
+			n := 0
+			for name, want := range model {
+				if !durable[name] {
+					continue
+				}
+				n++
+				if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !bytes.Equal(got, want) {
+					t.Errorf("kernel replay of the crash copy: %s: %d bytes (%v), want the %d fsync'd", name, len(got), err, len(want))
+				}
+			}
+			t.Logf("crash copy: %d fsync'd files compared", n)
+			testutil.Unmount(t, dir)
+			checktest.Image(t, crash)
+		}
+	}
 	tm.unmount()
 	checktest.Image(t, img)
 	tm = mountImage(t, img, Options{})
