@@ -218,3 +218,33 @@ func TestSnapshotOfOrphanCleaned(t *testing.T) {
 		t.Errorf("after unmount: ORPHAN_ITEMs %v", o)
 	}
 }
+
+// TestTmpfileInSubvolume: an O_TMPFILE made in a subvolume gets a name
+// there by linkat (as on kernel btrfs; before: EXDEV), and not in another
+// subvolume (EXDEV).
+func TestTmpfileInSubvolume(t *testing.T) {
+	needFuse(t)
+	img := newImage(t, 128<<20)
+	tm := mountImage(t, img, Options{})
+	if r := btrfsIoctlAt(tm.dir, btrfsIocSubvolCreate, volArgs(false, 0, 0, "sv")); r != "ok" {
+		t.Fatalf("subvolume create: %s", r)
+	}
+	tm.unmount() // sv is looked up anew
+	tm = mountImage(t, img, Options{})
+	fd, err := unix.Open(tm.path("sv"), unix.O_TMPFILE|unix.O_RDWR, 0o644)
+	must(t, err)
+	_, err = unix.Write(fd, []byte("tmp in sv"))
+	must(t, err)
+	proc := fmt.Sprintf("/proc/self/fd/%d", fd)
+	if err := unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, tm.path("top"), unix.AT_SYMLINK_FOLLOW); err != unix.EXDEV {
+		t.Errorf("linkat of a tmpfile of sv into the top subvolume: %v, want EXDEV", err)
+	}
+	if err := unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, tm.path("sv", "named"), unix.AT_SYMLINK_FOLLOW); err != nil {
+		t.Errorf("linkat of a tmpfile of sv into sv: %v\n%s", err, tm.logBuf.String())
+	}
+	unix.Close(fd)
+	if b, err := os.ReadFile(tm.path("sv", "named")); err == nil && string(b) != "tmp in sv" {
+		t.Errorf("sv/named reads %q", b)
+	}
+	finish(t, tm, img)
+}
