@@ -52,7 +52,8 @@ func fitrimFd(fd int, start, length, minlen uint64) (uint64, error) {
 }
 
 // TestFstrimRacesWriters: fstrim in a loop while writers create, rewrite,
-// fsync, append and delete files and the daemon commits; every file left
+// fsync, append and delete files, snapshots of them are taken and deleted,
+// and the daemon commits; every file left
 // reads what was last written into it through a new mount, and the image
 // checks clean with its data checksums. A crash copy taken when the loops
 // stop replays (kernel) to every file whose last change was fsync'd.
@@ -132,6 +133,36 @@ func TestFstrimRacesWriters(t *testing.T) {
 			}
 		}(w)
 	}
+	var snaps atomic.Int64
+	wg.Add(1)
+	go func() { // snapshots of the top subvolume, and deletes of them
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			src, err := unix.Open(tm.dir, unix.O_RDONLY, 0)
+			if err != nil {
+				fail("open root: %v", err)
+				return
+			}
+			r := btrfsIoctlAt(tm.dir, btrfsIocSnapCreate, volArgs(false, src, 0, fmt.Sprintf("snap%d", i)))
+			unix.Close(src)
+			if r != "ok" {
+				fail("snapshot %d: %s", i, r)
+				return
+			}
+			snaps.Add(1)
+			if i%2 == 1 {
+				if r := btrfsIoctlAt(tm.dir, btrfsIocSnapDestroy, volArgs(false, 0, 0, fmt.Sprintf("snap%d", i-1))); r != "ok" {
+					fail("delete snapshot %d: %s", i-1, r)
+					return
+				}
+			}
+		}
+	}()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -169,7 +200,7 @@ func TestFstrimRacesWriters(t *testing.T) {
 	for _, e := range errs {
 		t.Error(e)
 	}
-	t.Logf("%d FITRIMs, %d MiB discarded, %d files", trims.Load(), trimmed.Load()>>20, len(model))
+	t.Logf("%d FITRIMs, %d MiB discarded, %d files, %d snapshots (every other one deleted)", trims.Load(), trimmed.Load()>>20, len(model), snaps.Load())
 	check := func(dir string) {
 		for name, want := range model {
 			got, err := os.ReadFile(filepath.Join(dir, name))
