@@ -87,7 +87,8 @@ func lockHolder(major, minor uint32, ino uint64) Holder {
 }
 
 // gobtrfsMountOf returns the mount point of a FUSE gobtrfs mount whose
-// source is path, or "".
+// source is path, or "": the same path, or another that names the same
+// file (a hard link, a symlink); among several, the first that answers.
 func gobtrfsMountOf(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -97,10 +98,19 @@ func gobtrfsMountOf(path string) string {
 	if err != nil {
 		real = abs
 	}
+	id, idErr := Identify(abs)
+	sameFile := func(src string) bool {
+		if idErr != nil {
+			return false
+		}
+		sid, err := Identify(src)
+		return err == nil && sid == id
+	}
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return ""
 	}
+	var dirs []string
 	for _, line := range strings.Split(string(b), "\n") {
 		pre, post, ok := strings.Cut(line, " - ")
 		if !ok {
@@ -111,9 +121,22 @@ func gobtrfsMountOf(path string) string {
 			continue
 		}
 		src := unescapeMountinfo(qf[1])
-		if src == abs || src == real || (strings.HasPrefix(src, "/dev/") && loopBackingFile(src) == real) {
-			return unescapeMountinfo(pf[4])
+		if src == abs || src == real || (strings.HasPrefix(src, "/dev/") && loopBackingFile(src) == real) || sameFile(src) {
+			dirs = append(dirs, unescapeMountinfo(pf[4]))
 		}
+	}
+	if len(dirs) > 1 {
+		// A mount whose daemon died stays listed until it is unmounted
+		// (its statfs fails: ENOTCONN); the live one serves the image.
+		for _, d := range dirs {
+			var st unix.Statfs_t
+			if unix.Statfs(d, &st) == nil {
+				return d
+			}
+		}
+	}
+	if len(dirs) > 0 {
+		return dirs[0]
 	}
 	return ""
 }

@@ -154,7 +154,7 @@ type op struct {
 	f       *FS
 	h       *txn.Handle
 	a       ctree.Allocator
-	transid uint64
+	transid uint64 // of the running transaction; reserve refreshes it (it may commit)
 	now     item.Timespec
 	trees   map[ondisk.ObjectID]*ctree.Tree
 

@@ -160,47 +160,59 @@ func (f *FS) CleanOrphans() (int, error) {
 	}
 	n := 0
 	for _, root := range roots {
-		inos, err := f.orphanInodes(root)
+		k, err := f.cleanOrphansOf(root)
+		n += k
 		if err != nil {
 			return n, err
 		}
-		for _, ino := range inos {
-			id := ondisk.InodeRef{Root: root, Ino: ino}
-			f.mu.Lock()
-			busy := f.inUse != nil && f.inUse(id)
-			f.mu.Unlock()
-			if busy {
-				continue
+	}
+	return n, nil
+}
+
+// cleanOrphansOf deletes the orphans of subvolume root that nothing uses
+// (CleanOrphans) and returns how many inodes it deleted.
+func (f *FS) cleanOrphansOf(root ondisk.ObjectID) (int, error) {
+	inos, err := f.orphanInodes(root)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, ino := range inos {
+		id := ondisk.InodeRef{Root: root, Ino: ino}
+		f.mu.Lock()
+		busy := f.inUse != nil && f.inUse(id)
+		f.mu.Unlock()
+		if busy {
+			continue
+		}
+		deleted := false
+		err := f.run(func(o *op) error {
+			x, err := o.inode(id)
+			if err != nil && !isNotExist(err) {
+				return err
 			}
-			deleted := false
-			err := f.run(func(o *op) error {
-				x, err := o.inode(id)
-				if err != nil && !isNotExist(err) {
+			if err == nil && x.NLink == 0 {
+				items, err := o.dropLinkItems(id, x)
+				if err != nil {
 					return err
 				}
-				if err == nil && x.NLink == 0 {
-					items, err := o.dropLinkItems(id, x)
-					if err != nil {
-						return err
-					}
-					if err := o.reserveForDelete(items + 1); err != nil {
-						return err
-					}
-					if err := o.deleteInode(id); err != nil {
-						return err
-					}
-					deleted = true
-				} else if err := o.reserveForDelete(1); err != nil {
+				if err := o.reserveForDelete(items + 1); err != nil {
 					return err
 				}
-				return o.delOrphan(id)
-			})
-			if err != nil {
-				return n, fmt.Errorf("clean orphan %v: %w", id, err)
+				if err := o.deleteInode(id); err != nil {
+					return err
+				}
+				deleted = true
+			} else if err := o.reserveForDelete(1); err != nil {
+				return err
 			}
-			if deleted {
-				n++
-			}
+			return o.delOrphan(id)
+		})
+		if err != nil {
+			return n, fmt.Errorf("clean orphan %v: %w", id, err)
+		}
+		if deleted {
+			n++
 		}
 	}
 	return n, nil

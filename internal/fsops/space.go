@@ -113,7 +113,9 @@ func (f *FS) cowItems(n uint64, csums bool) int {
 // the operation changes anything: it may commit the running transaction.
 // mirrors btrfs_start_transaction(root, num_items)
 func (o *op) reserve(items int) error {
-	if err := o.h.Reserve(items); err != nil {
+	err := o.h.Reserve(items)
+	o.transid = uint64(o.h.Transid()) // a reservation may commit first
+	if err != nil {
 		return fmt.Errorf("reserve metadata: %w", err)
 	}
 	return nil
@@ -133,6 +135,7 @@ func (o *op) reserveForDelete(items int) error {
 			break
 		}
 	}
+	o.transid = uint64(o.h.Transid()) // a reservation may commit first
 	if err != nil {
 		return fmt.Errorf("reserve metadata: %w", err)
 	}

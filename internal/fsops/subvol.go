@@ -226,6 +226,12 @@ func (f *FS) Snapshot(src ondisk.ObjectID, dir ondisk.InodeRef, name string, rea
 	if err != nil {
 		return 0, err
 	}
+	// The source's orphans (open files whose last name went) are copied
+	// with its tree, but nothing in the snapshot can be open: they go now,
+	// read-only snapshot or not. mirrors create_snapshot's btrfs_orphan_cleanup
+	if _, err := f.cleanOrphansOf(id); err != nil {
+		return id, fmt.Errorf("snapshot %d as %q: %w", src, name, err)
+	}
 	// and the snapshot, like the kernel's, exists from the end of a commit.
 	return id, f.Commit()
 }

@@ -457,7 +457,6 @@ func (n *Node) subvolCreate(ctx context.Context, cmd uint32, in []byte) syscall.
 		}
 	}
 	r.nsMu.Lock()
-	defer r.nsMu.Unlock()
 	var err error
 	if snap {
 		_, err = r.ops.Snapshot(src.Root, n.id, name, flags&subvolRdonly != 0)
@@ -465,9 +464,12 @@ func (n *Node) subvolCreate(ctx context.Context, cmd uint32, in []byte) syscall.
 		uid, gid, mode := n.owner(ctx, syscall.S_IFDIR|0o755)
 		_, err = r.ops.CreateSubvolume(n.id, name, mode&0o7777, uid, gid)
 	}
+	r.nsMu.Unlock()
 	if err != nil {
 		return n.m.errnoOf("create subvolume "+name+" in", n.id, err)
 	}
+	// after nsMu: the kernel's invalidation takes the directory's inode
+	// lock, which a CREATE in it holds while it waits for nsMu
 	n.m.changedEntry(n.id, name)
 	return 0
 }
@@ -512,11 +514,21 @@ func (n *Node) subvolDestroy(ctx context.Context, cmd uint32, in []byte) syscall
 	if r.hidden(dir, name) {
 		return syscall.ENOENT
 	}
+	if errno := r.destroySubvol(dir, name); errno != 0 {
+		return errno
+	}
+	// after nsMu (as subvolCreate)
+	n.m.changedEntry(dir, name)
+	return 0
+}
+
+// destroySubvol deletes subvolume name in dir under nsMu.
+func (r *rwState) destroySubvol(dir ondisk.InodeRef, name string) syscall.Errno {
 	r.nsMu.Lock()
 	defer r.nsMu.Unlock()
 	child, _, err := r.Lookup(dir, name)
 	if err != nil {
-		return n.m.errnoOf("delete subvolume "+name+" in", dir, err)
+		return r.m.errnoOf("delete subvolume "+name+" in", dir, err)
 	}
 	if child.Ino != fsops.RootDirIno || child.Root == dir.Root {
 		return syscall.EINVAL
@@ -525,9 +537,8 @@ func (n *Node) subvolDestroy(ctx context.Context, cmd uint32, in []byte) syscall
 		return syscall.EBUSY
 	}
 	if err := r.ops.DeleteSubvolume(dir, name); err != nil {
-		return n.m.errnoOf("delete subvolume "+name+" in", dir, err)
+		return r.m.errnoOf("delete subvolume "+name+" in", dir, err)
 	}
-	n.m.changedEntry(dir, name)
 	return 0
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
@@ -32,6 +33,10 @@ type fsys struct {
 	server     atomic.Pointer[fuse.Server]
 
 	reqs reqCounters // RequestStats
+
+	// image is the file (or block device) the mount serves, for a second
+	// mount that joins it (join.go)
+	image blockdev.FileID
 }
 
 // nameMax is the longest name btrfs stores (BTRFS_NAME_LEN).

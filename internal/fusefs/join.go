@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
@@ -43,12 +44,16 @@ import (
 // subvolid (0: none), a u32 of joinArg flags and a NUL-terminated subvol=
 // path from offset 16; out, the path of that subvolume's root below the
 // mount's root (NUL-terminated, "" for the root itself) from offset 16,
-// and at offset 8 a u32 of joinState bits.
+// at offset 8 a u32 of joinState bits, and in the last 16 bytes the
+// blockdev.FileID of the image the daemon serves (two u64; zero from a
+// daemon that did not say), so that a directory showing another
+// filesystem now (mounted over the first mount) is not joined.
 const gobtrfsIocSubvolPath = 0xd0006743
 
 const (
 	joinArgSize  = 4096
 	joinPathOff  = 16
+	joinIDOff    = joinArgSize - 16
 	joinReadOnly = 1 << 0 // state: the daemon writes nothing (ro or remounted ro)
 )
 
@@ -73,9 +78,18 @@ func Join(image, existing, mountpoint string, o Options) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("mount point %s is not a directory", mountpoint)
 	}
-	rel, readOnly, err := askSubvolPath(existing, o.Subvol, o.SubvolID)
+	rel, readOnly, served, err := askSubvolPath(existing, o.Subvol, o.SubvolID)
 	if err != nil {
 		return err
+	}
+	if served != (blockdev.FileID{}) {
+		want, err := blockdev.Identify(image)
+		if err != nil {
+			return fmt.Errorf("mount %s on %s: %w", image, mountpoint, err)
+		}
+		if want != served {
+			return fmt.Errorf("mount %s on %s: %s was its mount point, but another filesystem is mounted there now (mounted over it?): unmount that one first", image, mountpoint, existing)
+		}
 	}
 	if readOnly && !o.ReadOnly {
 		return fmt.Errorf("%s is mounted read-only on %s: a second read-write mount needs `mount -o remount,rw %s` first", image, existing, existing)
@@ -108,39 +122,41 @@ func Join(image, existing, mountpoint string, o Options) error {
 }
 
 // askSubvolPath asks the daemon of the mount at dir where the subvolume
-// of subvol= / subvolid= (neither: the default subvolume) is below its root.
-func askSubvolPath(dir, subvol string, subvolID uint64) (string, bool, error) {
+// of subvol= / subvolid= (neither: the default subvolume) is below its
+// root, whether it is read-only, and which image it serves.
+func askSubvolPath(dir, subvol string, subvolID uint64) (string, bool, blockdev.FileID, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil || st.Type != fuseSuperMagic {
-		return "", false, fmt.Errorf("%s: %w", dir, ErrNotJoinable)
+		return "", false, blockdev.FileID{}, fmt.Errorf("%s: %w", dir, ErrNotJoinable)
 	}
 	f, err := os.Open(dir)
 	if err != nil {
-		return "", false, fmt.Errorf("%s: %w (%v)", dir, ErrNotJoinable, err)
+		return "", false, blockdev.FileID{}, fmt.Errorf("%s: %w (%v)", dir, ErrNotJoinable, err)
 	}
 	defer f.Close()
 	var buf [joinArgSize]byte
 	binary.NativeEndian.PutUint64(buf[0:], subvolID)
-	if len(subvol) >= joinArgSize-joinPathOff {
-		return "", false, fmt.Errorf("subvol=%.40s...: %w", subvol, syscall.ENAMETOOLONG)
+	if len(subvol) >= joinIDOff-joinPathOff {
+		return "", false, blockdev.FileID{}, fmt.Errorf("subvol=%.40s...: %w", subvol, syscall.ENAMETOOLONG)
 	}
 	copy(buf[joinPathOff:], subvol)
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), gobtrfsIocSubvolPath, uintptr(unsafe.Pointer(&buf[0]))); e != 0 {
 		switch e {
 		case syscall.ENOENT:
-			return "", false, fmt.Errorf("mount on %s: subvolume %s: %w", dir, subvolName(subvol, subvolID), os.ErrNotExist)
+			return "", false, blockdev.FileID{}, fmt.Errorf("mount on %s: subvolume %s: %w", dir, subvolName(subvol, subvolID), os.ErrNotExist)
 		case syscall.EXDEV:
-			return "", false, fmt.Errorf("mount on %s: subvolume %s is not below the root of the mount on %s (mounted with another subvol=)", dir, subvolName(subvol, subvolID), dir)
+			return "", false, blockdev.FileID{}, fmt.Errorf("mount on %s: subvolume %s is not below the root of the mount on %s (mounted with another subvol=)", dir, subvolName(subvol, subvolID), dir)
 		case syscall.EPERM, syscall.EACCES:
-			return "", false, fmt.Errorf("%s is a gobtrfs mount of the image: a second mount of it needs root", dir)
+			return "", false, blockdev.FileID{}, fmt.Errorf("%s is a gobtrfs mount of the image: a second mount of it needs root", dir)
 		}
-		return "", false, fmt.Errorf("%s: %w (%v)", dir, ErrNotJoinable, e)
+		return "", false, blockdev.FileID{}, fmt.Errorf("%s: %w (%v)", dir, ErrNotJoinable, e)
 	}
-	p := buf[joinPathOff:]
+	p := buf[joinPathOff:joinIDOff]
 	if i := bytes.IndexByte(p, 0); i >= 0 {
 		p = p[:i]
 	}
-	return string(p), binary.NativeEndian.Uint32(buf[8:])&joinReadOnly != 0, nil
+	id := blockdev.FileID{Dev: binary.NativeEndian.Uint64(buf[joinIDOff:]), Ino: binary.NativeEndian.Uint64(buf[joinIDOff+8:])}
+	return string(p), binary.NativeEndian.Uint32(buf[8:])&joinReadOnly != 0, id, nil
 }
 
 func subvolName(subvol string, id uint64) string {
@@ -166,7 +182,7 @@ func (n *Node) subvolPath(ctx context.Context, in, out []byte) syscall.Errno {
 		return syscall.EOPNOTSUPP // a read-only mount shares the image with another read-only daemon
 	}
 	o := Options{SubvolID: binary.NativeEndian.Uint64(in[0:])}
-	name := in[joinPathOff:joinArgSize]
+	name := in[joinPathOff:joinIDOff]
 	if i := bytes.IndexByte(name, 0); i >= 0 {
 		name = name[:i]
 	}
@@ -200,7 +216,7 @@ func (n *Node) subvolPath(ctx context.Context, in, out []byte) syscall.Errno {
 			return syscall.EXDEV
 		}
 	}
-	if len(rel) >= joinArgSize-joinPathOff {
+	if len(rel) >= joinIDOff-joinPathOff {
 		return syscall.ENAMETOOLONG
 	}
 	clear(out[:joinArgSize])
@@ -210,5 +226,7 @@ func (n *Node) subvolPath(ctx context.Context, in, out []byte) syscall.Errno {
 	}
 	binary.NativeEndian.PutUint32(out[8:], state)
 	copy(out[joinPathOff:], rel)
+	binary.NativeEndian.PutUint64(out[joinIDOff:], n.m.image.Dev)
+	binary.NativeEndian.PutUint64(out[joinIDOff+8:], n.m.image.Ino)
 	return 0
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs/internal/blockdev"
 	"github.com/gobtrfs/gobtrfs/internal/diskio"
 	"github.com/gobtrfs/gobtrfs/internal/fsops"
 	"github.com/gobtrfs/gobtrfs/internal/pagecache"
@@ -77,6 +78,9 @@ func New(image, mountpoint string, o Options) (*Mount, error) {
 		}
 		m.b, m.rw = r, r
 		go r.flusher()
+	}
+	if id, err := blockdev.Identify(abs); err == nil {
+		m.image = id // (opened and locked: the path still names it)
 	}
 	rootID := m.b.Root()
 	m.ids = newInoMap(rootID.Root)
