@@ -44,7 +44,13 @@ func (f *FS) WriteAtReserved(id ondisk.InodeRef, off uint64, data []byte, reserv
 // where zero, in the same operation (a SETATTR of times cannot come in
 // between and be undone).
 func (f *FS) WriteAtTimes(id ondisk.InodeRef, off uint64, data []byte, mtime, ctime time.Time) (int, error) {
-	return f.writeAt(id, off, data, 0, func(x *item.InodeItem, oldM, oldC item.Timespec) {
+	return f.WriteAtTimesReserved(id, off, data, mtime, ctime, 0)
+}
+
+// WriteAtTimesReserved is WriteAtTimes that may use reserved bytes the
+// caller holds with ReserveData, as WriteAtReserved.
+func (f *FS) WriteAtTimesReserved(id ondisk.InodeRef, off uint64, data []byte, mtime, ctime time.Time, reserved uint64) (int, error) {
+	return f.writeAt(id, off, data, reserved, func(x *item.InodeItem, oldM, oldC item.Timespec) {
 		x.Mtime, x.Ctime = oldM, oldC
 		if !mtime.IsZero() {
 			x.Mtime = item.TimespecOf(mtime)

@@ -44,10 +44,11 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	} else if err := n.m.rw.openExisting(n.id); err != nil {
 		return nil, 0, n.m.errnoOf("open", n.id, err)
 	}
+	direct := n.m.rw.lowSpaceOpen(flags) // wbfail.go
 	if !n.m.keepCache(n.id, flags) {
-		return &fileHandle{n: n}, 0, 0 // the next read must reach us (atime.go)
+		return &fileHandle{n: n}, direct, 0 // the next read must reach us (atime.go)
 	}
-	return &fileHandle{n: n}, fuse.FOPEN_KEEP_CACHE, 0
+	return &fileHandle{n: n}, fuse.FOPEN_KEEP_CACHE | direct, 0
 }
 
 // Read reads file data: on-disk bytes, with buffered writes over them.
@@ -78,6 +79,7 @@ func (n *Node) Write(ctx context.Context, f fs.FileHandle, data []byte, off int6
 	}
 	k, err := r.write(n.id, data, off)
 	if err != nil {
+		r.writeRefused(n.id)
 		return 0, n.m.errnoOf("write", n.id, err)
 	}
 	return uint32(k), 0

@@ -128,7 +128,9 @@ func (mt *Mount) fsOptions(o *Options, root fs.StableAttr) *fs.Options {
 	}
 	caps := uint64(fuse.CAP_EXPORT_SUPPORT) // file handles (export.go)
 	if o.writebackCache() {
-		caps |= fuse.CAP_WRITEBACK_CACHE
+		// files opened near a full filesystem bypass the kernel's
+		// cache (wbfail.go); shared mmap of them keeps working
+		caps |= fuse.CAP_WRITEBACK_CACHE | fuse.CAP_DIRECT_IO_ALLOW_MMAP
 	}
 	logger := o.Logger
 	if logger == nil {

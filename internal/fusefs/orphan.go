@@ -82,9 +82,9 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 		return nil
 	}
 	orphan := st.orphan
-	if st.staleCtime {
-		st.staleCtime = false
-		defer r.m.dropKernelInode(id) // ctimestale.go
+	if st.staleCtime || st.lostWrite {
+		st.staleCtime, st.lostWrite = false, false
+		defer r.m.dropKernelInode(id) // ctimestale.go, wbfail.go
 	}
 	r.mu.Unlock()
 

@@ -49,6 +49,14 @@ type rwState struct {
 	// mtime and ctime and sends them with SETATTR; writes do not set them.
 	kernelTimes bool
 
+	// rsv is the data space held with fsops.ReserveData for buffered
+	// bytes; unplaced the part of it whose bytes are not in the cache yet
+	// (datarsv.go).
+	rsv, unplaced atomic.Int64
+	// nocow: under mu, bytes of writes to id taken with no reservation
+	// because they go in place (datarsv.go)
+	nocow map[ondisk.InodeRef]int64
+
 	writes     atomic.Uint64 // WRITE requests received (syncWithKernel waits for them to stop)
 	limit      int64
 	interval   time.Duration
@@ -73,6 +81,11 @@ type openState struct {
 	// staleCtime: an ioctl changed the ctime the kernel keeps for itself
 	// (ctimestale.go); the kernel drops its inode at the last release.
 	staleCtime bool
+	// lostWrite: a WRITE of the kernel's cached pages was refused (the
+	// writeback cache took write(2) before the daemon saw it; ENOSPC at
+	// writeback): the kernel's i_size and pages show bytes the image does
+	// not hold, so the kernel drops its inode at the last release (wbfail.go).
+	lostWrite bool
 }
 
 // openRW opens image for writing and picks the subvolume to serve.
@@ -93,7 +106,7 @@ func openRW(image string, o *Options, m *fsys) (*rwState, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rwState{m: m, ops: ops, open: map[ondisk.InodeRef]*openState{}, atimes: map[ondisk.InodeRef]time.Time{}, ctimeFloor: map[ondisk.InodeRef]time.Time{},
+	r := &rwState{m: m, ops: ops, open: map[ondisk.InodeRef]*openState{}, atimes: map[ondisk.InodeRef]time.Time{}, ctimeFloor: map[ondisk.InodeRef]time.Time{}, nocow: map[ondisk.InodeRef]int64{},
 		limit: o.DirtyLimit, interval: o.CommitInterval, kernelTimes: o.writebackCache(),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if r.limit <= 0 {

@@ -22,6 +22,7 @@ type wbBackend struct{ r *rwState }
 
 func (w wbBackend) WriteBack(k ondisk.InodeRef, off int64, data []byte) error {
 	r := w.r
+	rsv := r.takeReserve(sectorSpan(off, len(data)) - r.nocowTake(k, sectorSpan(off, len(data))))
 	// The write happened when it was buffered, not now: the times stay
 	// those the kernel owns (writeback cache), or become those of the
 	// buffered write; one fsops operation, so a SETATTR of the times
@@ -34,9 +35,12 @@ func (w wbBackend) WriteBack(k ondisk.InodeRef, off int64, data []byte) error {
 	r.mu.Unlock()
 	var err error
 	if mtime.IsZero() && !r.kernelTimes {
-		_, err = r.ops.WriteAt(k, uint64(off), data) // written at no known time: now
+		_, err = r.ops.WriteAtReserved(k, uint64(off), data, uint64(rsv)) // written at no known time: now
 	} else {
-		_, err = r.ops.WriteAtTimes(k, uint64(off), data, mtime, ctime)
+		_, err = r.ops.WriteAtTimesReserved(k, uint64(off), data, mtime, ctime, uint64(rsv))
+	}
+	if err != nil {
+		r.rsv.Add(rsv) // still held (fsops releases it only on success)
 	}
 	if isGone(err) {
 		return nil // deleted meanwhile: nothing to keep
@@ -128,17 +132,23 @@ func (r *rwState) readAroundDirty(id ondisk.InodeRef, k ondisk.InodeRef, n, off 
 	return data[:end], nil
 }
 
-// write buffers data at off. It refuses with ENOSPC when the data could
-// not be allocated even after writing everything back (space is checked
-// when the write is accepted, as btrfs reserves delalloc space).
+// write buffers data at off. It refuses with ENOSPC when the data space
+// for it cannot be reserved even after writing everything back and
+// committing (space is reserved when the write is accepted, as btrfs
+// reserves delalloc space; datarsv.go).
 func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64) (int, error) {
 	r.writes.Add(1)
-	if err := r.reserve(int64(len(data))); err != nil {
+	need := sectorSpan(off, len(data))
+	r.unplaced.Add(need)
+	held, err := r.reserve(id, off, len(data), need)
+	if err != nil {
+		r.unplaced.Add(-need)
 		return 0, err
 	}
 	l := r.lock(id)
 	l.Lock()
-	err := r.cache.Write(id, off, data)
+	err = r.cache.Write(id, off, data)
+	r.unplaced.Add(-need)
 	now := now()
 	if !r.kernelTimes {
 		r.mu.Lock()
@@ -149,34 +159,46 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64) (int, error)
 	}
 	l.Unlock()
 	if err != nil {
+		r.unreserve(held)
 		return 0, err
 	}
 	r.throttle()
 	return len(data), nil
 }
 
-// reserve fails with ENOSPC when n more buffered bytes would not fit.
-func (r *rwState) reserve(n int64) error {
-	const slack = 8 << 20 // metadata of the writeback, roughly
-	fits := func() bool {
-		free := int64(r.dataFree())
-		return r.cache.Pending()+n+slack <= free
+// reserve holds need bytes of data space for a write of n bytes at off of
+// id (r.rsv) and returns what it holds, or fails with ENOSPC. When fsops
+// refuses, space is made the way the kernel's flushing of delalloc does:
+// buffered data is written back (its writeback may need less than was
+// held: compression, overwrites), what the pool holds beyond what is still
+// buffered goes back, and a commit unpins freed space. Only when all that
+// fails is the write asked whether it can go in place (NODATACOW or
+// preallocated extents, not shared), as seed 001's fix orders it: then it
+// is taken holding nothing.
+func (r *rwState) reserve(id ondisk.InodeRef, off int64, n int, need int64) (int64, error) {
+	try := func() bool {
+		if r.ops.ReserveData(uint64(need)) != nil {
+			return false
+		}
+		r.rsv.Add(need)
+		return true
 	}
-	if fits() {
-		return nil
+	if try() {
+		return need, nil
 	}
 	if err := r.flushAll(); err != nil && !errors.Is(err, syscall.ENOSPC) {
-		return err
+		return 0, err
 	}
-	if fits() {
-		return nil
+	r.trimReserve()
+	if try() {
+		return need, nil
 	}
 	// Space freed in this transaction is usable after the commit.
 	if err := r.ops.Commit(); err != nil {
-		return err
+		return 0, err
 	}
-	if fits() {
-		return nil
+	if try() {
+		return need, nil
 	}
 	// An unlinked file whose last close is still on its way (the kernel
 	// sends RELEASE after close(2) has returned) holds its space until
@@ -185,13 +207,18 @@ func (r *rwState) reserve(n int64) error {
 	for i := 0; i < 10 && r.hiddenOpen(); i++ {
 		time.Sleep(20 * time.Millisecond)
 		if err := r.ops.Commit(); err != nil {
-			return err
+			return 0, err
 		}
-		if fits() {
-			return nil
+		r.trimReserve()
+		if try() {
+			return need, nil
 		}
 	}
-	return fmt.Errorf("write of %d bytes: %w", n, syscall.ENOSPC)
+	if ok, err := r.ops.CanNocow(id, off, int64(n)); err == nil && ok {
+		r.nocowAccepted(id, need)
+		return 0, nil
+	}
+	return 0, fmt.Errorf("write of %d bytes: %w", n, syscall.ENOSPC)
 }
 
 // hiddenOpen reports whether an open file has lost its last name (it is
@@ -252,6 +279,7 @@ const (
 func (r *rwState) flushAll() error {
 	err := r.cache.SyncEach(&r.wbMu)
 	r.flushAtimes(nil)
+	r.trimReserve()
 	return err
 }
 

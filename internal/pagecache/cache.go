@@ -246,6 +246,24 @@ func (c *Cache) DirtyBlocksFrom(k ondisk.InodeRef, from, blockSize int64) int64 
 	if in == nil || blockSize <= 0 {
 		return 0
 	}
+	return in.blocksFrom(from, blockSize)
+}
+
+// PendingBlocks is the bytes of the blockSize blocks that dirty or
+// in-flight data of every inode touches: what their writeback allocates at
+// most (uncompressed), which is what data space reservations must cover.
+func (c *Cache) PendingBlocks(blockSize int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for in := c.head.next; in != &c.head; in = in.next {
+		n += in.blocksFrom(0, blockSize)
+	}
+	return n
+}
+
+// blocksFrom is DirtyBlocksFrom of in. Cache.mu is held.
+func (in *Inode) blocksFrom(from, blockSize int64) int64 {
 	var blocks [][2]int64
 	add := func(spans []span) {
 		for _, s := range spans {
