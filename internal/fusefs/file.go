@@ -30,6 +30,8 @@ var (
 // fileHandle is an open regular file.
 type fileHandle struct {
 	n *Node
+	// direct: opened with FOPEN_DIRECT_IO near a full filesystem (wbfail.go)
+	direct bool
 }
 
 // Open opens a regular file. The kernel keeps its page cache across opens:
@@ -45,10 +47,11 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 		return nil, 0, n.m.errnoOf("open", n.id, err)
 	}
 	direct := n.m.rw.lowSpaceOpen(flags) // wbfail.go
+	fh := &fileHandle{n: n, direct: direct != 0}
 	if !n.m.keepCache(n.id, flags) {
-		return &fileHandle{n: n}, direct, 0 // the next read must reach us (atime.go)
+		return fh, direct, 0 // the next read must reach us (atime.go)
 	}
-	return &fileHandle{n: n}, fuse.FOPEN_KEEP_CACHE | direct, 0
+	return fh, fuse.FOPEN_KEEP_CACHE | direct, 0
 }
 
 // Read reads file data: on-disk bytes, with buffered writes over them.
@@ -77,7 +80,8 @@ func (n *Node) Write(ctx context.Context, f fs.FileHandle, data []byte, off int6
 	if errno != 0 {
 		return 0, errno
 	}
-	k, err := r.write(n.id, data, off)
+	fh, _ := f.(*fileHandle)
+	k, err := r.write(n.id, data, off, fh != nil && fh.direct)
 	if err != nil {
 		r.writeRefused(n.id)
 		return 0, n.m.errnoOf("write", n.id, err)

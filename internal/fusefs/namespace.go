@@ -96,7 +96,8 @@ func (n *Node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		r.released(f)
 		return nil, nil, 0, errno
 	}
-	return ch, &fileHandle{n: ch.Operations().(*Node)}, fuse.FOPEN_KEEP_CACHE | r.lowSpaceOpen(flags), 0
+	direct := r.lowSpaceOpen(flags) // wbfail.go
+	return ch, &fileHandle{n: ch.Operations().(*Node), direct: direct != 0}, fuse.FOPEN_KEEP_CACHE | direct, 0
 }
 
 // Tmpfile makes an open file with no name (O_TMPFILE): an orphan of the
@@ -125,7 +126,8 @@ func (n *Node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 	r.mu.Unlock()
 	a.fill(&out.Attr, n.m.ids.stable(id))
 	ch := n.NewInode(ctx, &Node{m: n.m, id: id}, n.m.stableAttr(id, &a))
-	return ch, &fileHandle{n: ch.Operations().(*Node)}, fuse.FOPEN_KEEP_CACHE | r.lowSpaceOpen(flags), 0
+	direct := r.lowSpaceOpen(flags) // wbfail.go
+	return ch, &fileHandle{n: ch.Operations().(*Node), direct: direct != 0}, fuse.FOPEN_KEEP_CACHE | direct, 0
 }
 
 // Mknod makes a fifo, socket or device node. mirrors btrfs_mknod

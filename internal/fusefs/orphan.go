@@ -82,8 +82,9 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 		return nil
 	}
 	orphan := st.orphan
-	if st.staleCtime || st.lostWrite {
-		st.staleCtime, st.lostWrite = false, false
+	selfTimes := st.selfTimes
+	if st.staleCtime || st.lostWrite || st.selfTimes {
+		st.staleCtime, st.lostWrite, st.selfTimes = false, false, false
 		defer r.m.dropKernelInode(id) // ctimestale.go, wbfail.go
 	}
 	r.mu.Unlock()
@@ -117,7 +118,7 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 			}
 		}
 		r.nsMu.Unlock()
-	} else if !st.isDir && !r.kernelTimes {
+	} else if !st.isDir && (!r.kernelTimes || selfTimes) {
 		// The buffered writes' mtime lives in st: write them back now.
 		// In the writeback cache mode the kernel keeps the times, and
 		// the data waits for the flusher like any other (a close does

@@ -86,6 +86,11 @@ type openState struct {
 	// writeback): the kernel's i_size and pages show bytes the image does
 	// not hold, so the kernel drops its inode at the last release (wbfail.go).
 	lostWrite bool
+	// selfTimes: a write through an open that bypasses the kernel's cache
+	// in the writeback cache mode (wbfail.go): the kernel stamped no time,
+	// so the daemon keeps the write's times in mtime and lastWrite, writes
+	// them back at the last release and has the kernel drop its inode.
+	selfTimes bool
 }
 
 // openRW opens image for writing and picks the subvolume to serve.

@@ -136,7 +136,9 @@ func (r *rwState) readAroundDirty(id ondisk.InodeRef, k ondisk.InodeRef, n, off 
 // for it cannot be reserved even after writing everything back and
 // committing (space is reserved when the write is accepted, as btrfs
 // reserves delalloc space; datarsv.go).
-func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64) (int, error) {
+// direct: the open bypasses the kernel's cache (lowSpaceOpen), so in the
+// writeback cache mode the kernel stamps no time for it: the daemon does.
+func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64, direct bool) (int, error) {
 	r.writes.Add(1)
 	need := sectorSpan(off, len(data))
 	r.unplaced.Add(need)
@@ -150,10 +152,11 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64) (int, error)
 	err = r.cache.Write(id, off, data)
 	r.unplaced.Add(-need)
 	now := now()
-	if !r.kernelTimes {
+	if !r.kernelTimes || direct {
 		r.mu.Lock()
 		if st := r.open[id]; st != nil {
 			st.mtime, st.lastWrite = now, now
+			st.selfTimes = r.kernelTimes
 		}
 		r.mu.Unlock()
 	}

@@ -27,8 +27,12 @@ import (
 // so each write(2) reaches the daemon, which reserves its space or
 // refuses it (rwdata.go reserve). The kernel holds at most its FUSE
 // per-device dirty limit (max_bytes of the bdi: about 48 MiB here) of
-// files opened before; those are the refused WRITEs above.
-const lowSpace = 64 << 20
+// files opened before; those are the refused WRITEs above. The price: the
+// kernel stamps no mtime/ctime for writes through such an open while it
+// keeps the times of the file (writeback cache), so the daemon stamps
+// them (openState.selfTimes) and the kernel shows them once the file is
+// closed. So the threshold is low: only where write(2) may well fail.
+const lowSpace = 16 << 20
 
 // lowSpaceOpen returns FOPEN_DIRECT_IO for an open for writing (flags of
 // open(2)) with the writeback cache near a full filesystem, else 0.

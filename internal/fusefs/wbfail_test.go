@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -183,6 +184,65 @@ func TestPreallocWriteWhenFull(t *testing.T) {
 		if !bytes.Equal(got[off:off+len(want)], want) {
 			t.Errorf("pre at %d: not the bytes written", off)
 		}
+	}
+	checktest.Image(t, img)
+}
+
+// TestNearFullWriteTimes: near a full filesystem a file opened for
+// writing bypasses the kernel's cache (so write(2) gets the ENOSPC), and
+// the kernel stamps no time for such writes in the writeback cache mode:
+// a write that succeeds there must still move mtime, on the mount once
+// the file is closed and on disk.
+func TestNearFullWriteTimes(t *testing.T) {
+	needFuse(t)
+	img := newImage(t, 192<<20)
+	tm := mountImage(t, img, Options{})
+	chunk := bytes.Repeat([]byte{0x44}, 1<<20)
+	n := 0
+	for ; n < 400; n++ {
+		f, err := os.Create(tm.path(fmt.Sprintf("fill%d", n)))
+		must(t, err)
+		_, werr := f.Write(chunk)
+		serr := f.Sync()
+		f.Close()
+		if werr != nil || serr != nil {
+			must(t, os.Remove(tm.path(fmt.Sprintf("fill%d", n))))
+			break
+		}
+	}
+	for i := 0; i < 4; i++ {
+		must(t, os.Remove(tm.path(fmt.Sprintf("fill%d", i))))
+	}
+	must(t, tm.Sync())
+	must(t, os.WriteFile(tm.path("t"), []byte("x"), 0o644))
+	var st0 unix.Stat_t
+	must(t, unix.Stat(tm.path("t"), &st0))
+	time.Sleep(50 * time.Millisecond)
+	f, err := os.OpenFile(tm.path("t"), os.O_WRONLY, 0)
+	must(t, err)
+	if _, err := f.WriteAt(bytes.Repeat([]byte{1}, 8192), 4096); err != nil {
+		t.Fatalf("a write of 8 KiB with ~4 MiB free: %v", err)
+	}
+	must(t, f.Close())
+	var st1 unix.Stat_t
+	for i := 0; i < 100; i++ { // the RELEASE that makes the kernel drop its inode follows close(2)
+		must(t, unix.Stat(tm.path("t"), &st1))
+		if st1.Mtim != st0.Mtim {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st1.Mtim == st0.Mtim || st1.Size != 12288 {
+		t.Fatalf("after a write near a full filesystem: mtime %v size %d (before: %v)", time.Unix(st1.Mtim.Unix()), st1.Size, time.Unix(st0.Mtim.Unix()))
+	}
+	tm.unmount()
+	fsys, err := gobtrfs.Open(img, nil)
+	must(t, err)
+	defer fsys.Close()
+	fi, err := fsys.Stat("t")
+	must(t, err)
+	if got, want := fi.ModTime(), time.Unix(st1.Mtim.Unix()); !got.Equal(want) {
+		t.Errorf("stored mtime %v, the mount showed %v", got, want)
 	}
 	checktest.Image(t, img)
 }
