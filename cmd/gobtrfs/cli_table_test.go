@@ -128,6 +128,8 @@ func TestCLITable(t *testing.T) {
 		{args: []string{"insp", "dump-s", "{img}"}, code: 0, stdout: []string{"label\t\t\tbar\n"}},
 		// btrfs-progs spellings
 		{args: []string{"inspect-internal", "dump-tree", "-t", "root", "{img}"}, code: 0, stdout: []string{"root tree"}},
+		{args: []string{"inspect", "dump-tree", "-t", "log", "{img}"}, code: 0, stdout: []string{"dump format"}},
+		{args: []string{"inspect", "dump-tree", "-t", "tree_log", "{img}"}, code: 0, stdout: []string{"dump format"}},
 		{args: []string{"insp", "dump-s", "-s1", "{img}"}, code: 0, stdout: []string{"superblock: bytenr=67108864"}},
 		{args: []string{"sub", "li", "{img}"}, code: 0},
 		{args: []string{"su", "li", "{img}"}, code: 0},

@@ -241,6 +241,8 @@ var treeNames = []struct {
 	{"FREE_SPACE", ondisk.FreeSpaceTreeObjectID}, {"TREE_LOG_FIXUP", ondisk.TreeLogFixupObjectID},
 	{"TREE_LOG", ondisk.TreeLogObjectID}, {"TREE_RELOC", ondisk.TreeRelocObjectID},
 	{"DATA_RELOC", ondisk.DataRelocTreeObjectID}, {"BLOCK_GROUP_TREE", ondisk.BlockGroupTreeObjectID},
+	// ours, not btrfs-progs': -t log for the log root tree
+	{"LOG", ondisk.TreeLogObjectID},
 }
 
 // parseTreeID accepts a number or a name in any of btrfs-progs' forms
