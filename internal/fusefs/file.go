@@ -196,10 +196,26 @@ func (n *Node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	}
 	if a.Valid != 0 {
 		if err := r.setattr(n.id, a, in.Valid&fuse.FATTR_FH != 0); err != nil {
+			if isGone(err) && a.Valid&^(fsops.SetAtime|fsops.SetMtime|fsops.SetCtime) == 0 {
+				return n.goneTimes(out)
+			}
 			return n.m.errnoOf("setattr", n.id, err)
 		}
 	}
 	return n.Getattr(ctx, f, out)
+}
+
+// goneTimes answers the kernel's flush of the times it kept (writeback
+// cache: fuse_flush_times at its writeback of the inode) for a file that
+// was deleted meanwhile (unlinked and closed: the daemon dropped it). The
+// kernel's btrfs has nothing to fail there; an error here would reach
+// syncfs(2) and sync(1) as ENOENT. The attributes are those of a deleted
+// file of its type, which the kernel is about to evict.
+func (n *Node) goneTimes(out *fuse.AttrOut) syscall.Errno {
+	out.Mode = n.StableAttr().Mode & syscall.S_IFMT
+	out.Ino = n.StableAttr().Ino
+	out.Nlink = 0
+	return 0
 }
 
 // CopyFileRange is copy_file_range(2): a reflink when the ranges allow
