@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -245,4 +247,91 @@ func TestNearFullWriteTimes(t *testing.T) {
 		t.Errorf("stored mtime %v, the mount showed %v", got, want)
 	}
 	checktest.Image(t, img)
+}
+
+// TestReservationsComeBack: writers racing to fill the filesystem, with
+// overwrites, truncates and deletes of buffered data among them; once
+// everything is written back, no data space is held any more (the mount's
+// pool and fsops' reservations are zero), and after deleting every file
+// the whole space can be written again.
+func TestReservationsComeBack(t *testing.T) {
+	needFuse(t)
+	img := newImage(t, 192<<20)
+	tm := mountImage(t, img, Options{})
+	fillOnce := func(round int) int64 {
+		var wg sync.WaitGroup
+		var written, refused atomic.Int64
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				rng := rand.New(rand.NewSource(int64(round*10 + w)))
+				buf := make([]byte, 256<<10)
+				for i := 0; i < 400; i++ {
+					name := tm.path(fmt.Sprintf("w%d-%d", w, i%40))
+					f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY, 0o644)
+					if err != nil {
+						return
+					}
+					rng.Read(buf)
+					n, werr := f.WriteAt(buf, int64(rng.Intn(32))<<18)
+					var serr error
+					switch rng.Intn(12) {
+					case 0:
+						f.Truncate(int64(rng.Intn(1 << 20)))
+					case 1:
+						os.Remove(name)
+					case 2, 3, 4:
+						serr = f.Sync()
+					}
+					cerr := f.Close()
+					written.Add(int64(n))
+					if werr != nil || serr != nil || cerr != nil {
+						refused.Add(1)
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		t.Logf("round %d: %d bytes written, %d writes refused", round, written.Load(), refused.Load())
+		if refused.Load() == 0 {
+			t.Errorf("round %d never filled the filesystem", round)
+		}
+		return written.Load()
+	}
+	held := func(when string) {
+		t.Helper()
+		must(t, tm.Sync())
+		if p, s := tm.m.rw.rsv.Load(), tm.m.rw.ops.Stats().DataReserved; p != 0 || s != 0 {
+			t.Errorf("%s: %d bytes still held by the mount's pool, %d reserved in fsops, with nothing buffered (pending %d)", when, p, s, tm.m.rw.cache.Pending())
+		}
+	}
+	fillOnce(1)
+	held("after round 1")
+	ents, err := os.ReadDir(tm.dir)
+	must(t, err)
+	for _, e := range ents {
+		must(t, os.Remove(tm.path(e.Name())))
+	}
+	held("after deleting everything")
+	// the whole space again, in one file
+	f, err := os.Create(tm.path("all"))
+	must(t, err)
+	chunk := bytes.Repeat([]byte{9}, 1<<20)
+	n := 0
+	for ; n < 400; n++ {
+		if _, err := f.Write(chunk); err != nil {
+			break
+		}
+		if n%16 == 15 && f.Sync() != nil {
+			break
+		}
+	}
+	f.Close()
+	if n < 100 {
+		t.Errorf("after deleting everything only %d MiB fit again (112 MiB of data space)", n)
+	}
+	t.Logf("%d MiB written again", n)
+	must(t, os.Remove(tm.path("all")))
+	finish(t, tm, img)
 }
