@@ -29,12 +29,12 @@ func (f *FS) DefaultSubvolume() (ondisk.ObjectID, error) {
 }
 
 // Space is what statfs reports: the size of the filesystem, the space data
-// can still use (free space in data block groups plus unallocated device
+// can still use (free space in data block groups, less the global reserve
+// when data and metadata share mixed groups, plus unallocated device
 // space) and the data block size. It takes no filesystem lock, so it does
 // not wait for a running commit: the total is the committed one.
 func (f *FS) Space() (total, dataFree uint64, blockSize uint32) {
-	g := f.tx.Groups()
-	return f.tx.TotalBytes(), g.Space(ondisk.BlockGroupData).Free + g.Device().Unallocated(), uint32(f.sectorSize)
+	return f.tx.TotalBytes(), f.tx.DataFree() + f.tx.Groups().Device().Unallocated(), uint32(f.sectorSize)
 }
 
 // SeekData returns the first offset >= off of id that holds data (data) or

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
 // Space reservation, the fsops side of the kernel's "HOW DOES SPACE
@@ -109,11 +110,18 @@ func (f *FS) cowItems(n uint64, csums bool) int {
 	return items
 }
 
+// writebackMeta is the metadata the writeback of n buffered bytes
+// reserves (write's reserveStore: the new extents and their checksums,
+// the inode and a hole). mirrors calc_inode_reservations
+func (f *FS) writebackMeta(n uint64) uint64 {
+	return f.tx.ItemsBytes(f.cowItems(n, true) + itemsInode + itemsHoles)
+}
+
 // reserve reserves metadata for changing items items. It must come before
 // the operation changes anything: it may commit the running transaction.
 // mirrors btrfs_start_transaction(root, num_items)
 func (o *op) reserve(items int) error {
-	err := o.h.Reserve(items)
+	err := o.h.ReserveKeeping(items, o.f.space.keptFor(o.ownRsv))
 	o.transid = uint64(o.h.Transid()) // a reservation may commit first
 	if err != nil {
 		return fmt.Errorf("reserve metadata: %w", err)
@@ -176,27 +184,51 @@ type dataSpace struct {
 	fullSeen  [2]uint64         // free, pinned when full was set
 	fullTrans ondisk.Generation // transaction running when full was set
 	stats     Stats
+	// wbMeta is, with mixed block groups (data and metadata share the
+	// space), the metadata the writeback of n reserved bytes reserves:
+	// ReserveData keeps it from data too, as the kernel's buffered write
+	// reserves the delalloc metadata with the data. nil with separate
+	// data groups. mirrors btrfs_delalloc_reserve_metadata
+	wbMeta func(n uint64) uint64
 }
 
-// avail is what a new reservation may take. Caller holds mu.
-func (d *dataSpace) avail() uint64 {
-	used := d.rsv + d.claim
-	if used >= d.free {
+// held is what reservations of rsv bytes keep of the free space: the
+// bytes, and with mixed block groups the metadata of their writeback.
+func (d *dataSpace) held(rsv uint64) uint64 {
+	if d.wbMeta == nil || rsv == 0 {
+		return rsv
+	}
+	return rsv + d.wbMeta(rsv)
+}
+
+// fits reports whether a new reservation of n bytes fits. Caller holds mu.
+func (d *dataSpace) fits(n uint64) bool {
+	return d.held(d.rsv+n)+d.claim <= d.free
+}
+
+// keptFor is what the metadata reservations of an operation that consumes
+// own reserved bytes must leave to the other ReserveData holders: nothing
+// with separate data groups (txn ignores it then), their bytes and their
+// writeback's metadata with mixed ones.
+func (d *dataSpace) keptFor(own uint64) uint64 {
+	if d.wbMeta == nil {
 		return 0
 	}
-	return d.free - used
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.held(d.rsv - min(d.rsv, own))
 }
 
 // refreshSpace records the data groups' free space; the caller holds a
 // handle (so nothing changes the groups meanwhile).
-func (f *FS) refreshSpace() { f.endSpace(false, 0) }
+func (f *FS) refreshSpace(h *txn.Handle) { f.endSpace(h, false, 0) }
 
 // endSpace is refreshSpace at the end of an operation (done): its claim
 // ends and consumed bytes of reservation are released, in the same step
 // as free space is read again, so that ReserveData never sees the claim
 // gone but the space it covered still counted free.
-func (f *FS) endSpace(done bool, consumed uint64) {
-	s := f.tx.Groups().Space(ondisk.BlockGroupData)
+func (f *FS) endSpace(h *txn.Handle, done bool, consumed uint64) {
+	s := h.DataSpace()
 	d := &f.space
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -229,10 +261,11 @@ func (o *op) ensureData(need uint64) error {
 	}
 	f, d := o.f, &o.f.space
 	for {
-		f.refreshSpace()
+		f.refreshSpace(o.h)
 		d.mu.Lock()
 		others := d.rsv - min(d.rsv, o.ownRsv)
-		ok := d.free >= others && d.free-others >= need
+		keep := d.held(others)
+		ok := d.free >= keep && d.free-keep >= need
 		if ok {
 			d.claim = need - min(need, d.rsv-others)
 		}
@@ -268,7 +301,7 @@ func (o *op) ensureData(need uint64) error {
 func (f *FS) ReserveData(n uint64) error {
 	d := &f.space
 	d.mu.Lock()
-	if d.avail() >= n {
+	if d.fits(n) {
 		d.rsv += n
 		d.mu.Unlock()
 		return nil
@@ -295,9 +328,9 @@ func (f *FS) reserveDataSlow(n uint64) error {
 		if err != nil {
 			return err
 		}
-		f.refreshSpace()
+		f.refreshSpace(h)
 		d.mu.Lock()
-		ok := d.avail() >= n
+		ok := d.fits(n)
 		if ok {
 			d.rsv += n
 		}

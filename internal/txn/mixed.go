@@ -1,0 +1,114 @@
+package txn
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+)
+
+// Mixed block groups (INCOMPAT_MIXED_GROUPS, mkfs.btrfs --mixed): every
+// chunk but the SYSTEM ones is DATA|METADATA, and tree blocks and file data
+// come from the same groups. The kernel then has one space_info for both,
+// whose bytes_may_use counts data and metadata reservations and the global
+// reserve together. Here:
+//
+//   - blockgroup.Manager already lists a mixed group under both kinds, so
+//     Alloc(DATA) and Alloc(METADATA) find the same free space, and
+//     Space(DATA) and Space(METADATA) report the same pool;
+//   - new chunks are DATA|METADATA whichever kind asked (chunkKind);
+//   - data may not take what metadata keeps: the global reserve, the
+//     running handle's unused metadata reservation and the two items a data
+//     extent adds (dataFree, metaForData), so a commit always finds the
+//     metadata it needs and ENOSPC comes from the write;
+//   - a metadata reservation may be asked to leave data promised to
+//     buffered writers (ReserveKeeping), as the shared bytes_may_use does;
+//   - the global reserve is sized as the kernel's minimum rather than a
+//     share of the whole pool (mixedGlobalReserve).
+
+// chunkKind is the type of a new chunk asked for kind: DATA|METADATA for
+// either on a mixed filesystem. mirrors btrfs_chunk_alloc's use of
+// fs_info->data_sinfo / metadata space_info flags with MIXED_GROUPS
+func (f *Engine) chunkKind(kind uint64) uint64 {
+	if f.mixed && kind&(ondisk.BlockGroupData|ondisk.BlockGroupMetadata) != 0 {
+		return ondisk.BlockGroupData | ondisk.BlockGroupMetadata
+	}
+	return kind
+}
+
+// unlinkItems is BTRFS_UNLINK_METADATA_UNITS.
+const unlinkItems = 6
+
+// mixedGlobalReserve is the global reserve of a mixed filesystem: the
+// kernel's minimum (an unlink and its delayed refs besides one item per
+// global tree, btrfs_update_global_block_rsv on a small filesystem) or a
+// sixty-fourth of the pool, whichever is more, at most 512 MiB. The share
+// of the pool that the separate metadata groups give up otherwise (a
+// sixteenth) would here be a sixteenth of the data.
+func (f *Engine) mixedGlobalReserve() uint64 {
+	trees := 4 // root, extent, csum, free space or block group
+	minimum := f.itemCost(1+trees+unlinkItems) + 2*f.itemCost(unlinkItems)
+	total := f.groups.Space(ondisk.BlockGroupMetadata).Total
+	return min(max(total/64, minimum), 512<<20)
+}
+
+// dataFree is what data extents may take of the existing groups now:
+// their free space, less, on a mixed filesystem, what metadata keeps (the
+// global reserve, the unused metadata reservations and the items a data
+// extent adds). Caller holds f.mu.
+func (f *Engine) dataFree() uint64 {
+	s := f.groups.Space(ondisk.BlockGroupData)
+	if !f.mixed {
+		return s.Free
+	}
+	keep := f.globalReserve() + f.metaRsv + f.itemCost(2)
+	return s.Free - min(s.Free, keep)
+}
+
+// mixedDataRoom makes sure size bytes of data leave what metadata keeps,
+// adding a chunk when they do not. mirrors btrfs_reserve_data_bytes on the
+// shared space_info (bytes_may_use includes the global reserve)
+func (f *Engine) mixedDataRoom(size uint64) error {
+	if f.dataFree() >= size {
+		return nil
+	}
+	if _, err := f.allocChunk(ondisk.BlockGroupData); err == nil && f.dataFree() >= size {
+		return nil
+	}
+	return fmt.Errorf("txn: %d bytes of data beside the metadata reserve (%d bytes free for data): %w",
+		size, f.dataFree(), syscall.ENOSPC)
+}
+
+// DataSpace is what data may use in the existing block groups.
+type DataSpace struct {
+	// Free is what new data extents may take now without a new chunk
+	// (on a mixed filesystem: less what metadata keeps).
+	Free uint64
+	// Pinned is what the running transaction freed: free after it commits.
+	Pinned uint64
+}
+
+// DataSpace reports the data space as this handle sees it (its own metadata
+// reservation is kept from data on a mixed filesystem).
+func (h *Handle) DataSpace() DataSpace {
+	f := h.f
+	return DataSpace{Free: f.dataFree(), Pinned: f.groups.Space(ondisk.BlockGroupData).Pinned}
+}
+
+// DataFree is DataSpace's Free without waiting for a handle (statfs): the
+// free space of the data groups, less the global reserve on a mixed
+// filesystem (the running handle's reservation is not known here).
+func (f *Engine) DataFree() uint64 {
+	s := f.groups.Space(ondisk.BlockGroupData)
+	if !f.mixed {
+		return s.Free
+	}
+	return s.Free - min(s.Free, f.globalReserve())
+}
+
+// Mixed reports whether data and metadata share block groups.
+func (f *Engine) Mixed() bool { return f.mixed }
+
+// ItemsBytes is the metadata Reserve(items) holds.
+// mirrors btrfs_calc_insert_metadata_size
+func (f *Engine) ItemsBytes(items int) uint64 { return f.itemCost(items) }
