@@ -193,12 +193,28 @@ type dataSpace struct {
 }
 
 // held is what reservations of rsv bytes keep of the free space: the
-// bytes, and with mixed block groups the metadata of their writeback.
+// bytes, and with mixed block groups room for their writeback's metadata:
+// what it reserves, once (writebacks run one at a time, and the
+// reservation ends with each), and as much again for the tree blocks the
+// writebacks use and the old copies they pin until a commit.
 func (d *dataSpace) held(rsv uint64) uint64 {
 	if d.wbMeta == nil || rsv == 0 {
 		return rsv
 	}
-	return rsv + d.wbMeta(rsv)
+	return rsv + 2*d.wbMeta(rsv)
+}
+
+// kept is what an operation that consumes own reserved bytes must leave
+// to the other ReserveData holders: their bytes, and unless the
+// operation is itself a writeback (whose metadata reservation is the room
+// held for it, in use) the room for their writeback's metadata. Caller
+// holds mu.
+func (d *dataSpace) kept(own uint64) uint64 {
+	others := d.rsv - min(d.rsv, own)
+	if own > 0 {
+		return others
+	}
+	return d.held(others)
 }
 
 // fits reports whether a new reservation of n bytes fits. Caller holds mu.
@@ -216,7 +232,7 @@ func (d *dataSpace) keptFor(own uint64) uint64 {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.held(d.rsv - min(d.rsv, own))
+	return d.kept(own)
 }
 
 // refreshSpace records the data groups' free space; the caller holds a
@@ -264,7 +280,7 @@ func (o *op) ensureData(need uint64) error {
 		f.refreshSpace(o.h)
 		d.mu.Lock()
 		others := d.rsv - min(d.rsv, o.ownRsv)
-		keep := d.held(others)
+		keep := d.kept(o.ownRsv)
 		ok := d.free >= keep && d.free-keep >= need
 		if ok {
 			d.claim = need - min(need, d.rsv-others)
