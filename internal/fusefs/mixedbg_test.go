@@ -1,0 +1,197 @@
+package fusefs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"testing"
+
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
+	"golang.org/x/sys/unix"
+)
+
+// Filling images with mixed block groups (mkfs.btrfs --mixed: data and
+// metadata share DATA|METADATA groups) through the FUSE mount.
+
+// newMixedBGImage makes an empty mixed image of size bytes with
+// mkfs.btrfs and extra arguments; the test ends with checktest.Image.
+func newMixedBGImage(t *testing.T, size int64, args ...string) string {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "mixed.img")
+	checktest.Mkfs(t, img, size, append([]string{"--mixed"}, args...)...)
+	return img
+}
+
+// mixedBGAvail is statfs's f_bavail of dir in bytes.
+func mixedBGAvail(t *testing.T, dir string) uint64 {
+	t.Helper()
+	var st unix.Statfs_t
+	must(t, unix.Statfs(dir, &st))
+	return st.Bavail * uint64(st.Bsize)
+}
+
+// mixedBGWriteFile writes data to path in 1 MiB write(2)s and fsyncs it;
+// it returns the first error (of open, a write, fsync or close).
+func mixedBGWriteFile(path string, data []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	for off := 0; off < len(data) && err == nil; off += 1 << 20 {
+		_, err = f.Write(data[off:min(off+1<<20, len(data))])
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// TestMixedBGFuseFill fills mixed images through the FUSE mount with files
+// large and small (incompressible, and compressible on a compress=zstd
+// mount) until write(2) or fsync fails with ENOSPC, and never with another
+// error: metadata keeps its reserve, so no commit fails and the mount stays
+// writable. Small (inline) files are then created until that fails too.
+// The full mount shows what was written; deleting every file works on the
+// full filesystem, statfs shows the space back, and it can be filled
+// again to about as much. At the end the FUSE view equals what Linux
+// mounts, and both checkers find the image clean.
+func TestMixedBGFuseFill(t *testing.T) {
+	needFuse(t)
+	layouts := []struct {
+		name string
+		size int64
+		args []string
+		opts Options
+	}{
+		{"128MiB,single", 128 << 20, nil, Options{}},
+		{"128MiB,single,zstd", 128 << 20, nil, Options{Compress: "zstd"}},
+		{"256MiB,dup", 256 << 20, []string{"-m", "dup", "-d", "dup"}, Options{}},
+	}
+	for _, l := range layouts {
+		t.Run(l.name, func(t *testing.T) {
+			img := newMixedBGImage(t, l.size, l.args...)
+			tm := mountImage(t, img, l.opts)
+			r := rand.New(rand.NewSource(17))
+			availEmpty := mixedBGAvail(t, tm.dir)
+			first := mixedBGFill(t, tm, r, "a")
+			availFull := mixedBGAvail(t, tm.dir)
+			t.Logf("first fill: %d MiB in %d files; statfs avail %d KiB empty, %d KiB full",
+				mixedBGTotal(first)>>20, len(first), availEmpty>>10, availFull>>10)
+			if availFull > availEmpty/10 {
+				t.Errorf("statfs of the full filesystem says %d KiB available (empty: %d KiB)", availFull>>10, availEmpty>>10)
+			}
+			mixedBGVerify(t, tm, first)
+
+			// delete everything on the full filesystem
+			names := make([]string, 0, len(first))
+			for n := range first {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				if err := os.Remove(tm.path(n)); err != nil {
+					t.Fatalf("remove %s on a full mixed filesystem: %v", n, err)
+				}
+			}
+			must(t, tm.Sync())
+			availAfter := mixedBGAvail(t, tm.dir)
+			t.Logf("after deleting everything: statfs avail %d KiB", availAfter>>10)
+			if availAfter < availEmpty*9/10 {
+				t.Errorf("statfs avail after deleting everything %d KiB, empty %d KiB", availAfter>>10, availEmpty>>10)
+			}
+			second := mixedBGFill(t, tm, r, "b")
+			t.Logf("refill: %d MiB in %d files", mixedBGTotal(second)>>20, len(second))
+			if mixedBGTotal(second) < mixedBGTotal(first)*9/10 {
+				t.Errorf("refilled %d bytes, first fill %d", mixedBGTotal(second), mixedBGTotal(first))
+			}
+			mixedBGVerify(t, tm, second)
+			if msgs := tm.logBuf.String(); msgs != "" {
+				t.Logf("daemon said:\n%s", msgs)
+			}
+			finish(t, tm, img)
+		})
+	}
+}
+
+// mixedBGFill writes files of 1 to 6 MiB (a third of them half zeros)
+// until one fails with ENOSPC, then small files until creating or
+// writing one fails with ENOSPC; any other error fails the test. The
+// files that failed are removed (what writeback could not store is the
+// limit of the writeback cache, not what is tested here). It returns the
+// content of every file written.
+func mixedBGFill(t *testing.T, tm *testMount, r *rand.Rand, prefix string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	failed := func(name string, err error) bool {
+		t.Helper()
+		if err == nil {
+			return false
+		}
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("%s: %v, want success or ENOSPC", name, err)
+		}
+		t.Logf("%v", err) // which call said ENOSPC: open, write or sync
+		if rerr := os.Remove(tm.path(name)); rerr != nil && !os.IsNotExist(rerr) {
+			t.Fatalf("remove %s after ENOSPC: %v", name, rerr)
+		}
+		return true
+	}
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("%s-big%03d", prefix, i)
+		data := make([]byte, (1+r.Intn(6))<<20-r.Intn(3)*1000)
+		if i%3 == 0 {
+			r.Read(data[:len(data)/2])
+		} else {
+			r.Read(data)
+		}
+		if failed(name, mixedBGWriteFile(tm.path(name), data)) {
+			t.Logf("data full after %d large files", i)
+			break
+		}
+		files[name] = data
+	}
+	for i := 0; i < 100000; i++ {
+		name := fmt.Sprintf("%s-small%05d", prefix, i)
+		data := make([]byte, 100+r.Intn(1900))
+		r.Read(data)
+		if failed(name, mixedBGWriteFile(tm.path(name), data)) {
+			t.Logf("metadata full after %d small files", i)
+			break
+		}
+		files[name] = data
+	}
+	must(t, tm.Sync())
+	return files
+}
+
+// mixedBGVerify compares the mount's top directory with files.
+func mixedBGVerify(t *testing.T, tm *testMount, files map[string][]byte) {
+	t.Helper()
+	ents, err := os.ReadDir(tm.dir)
+	must(t, err)
+	if len(ents) != len(files) {
+		t.Fatalf("the mount shows %d files, %d were written", len(ents), len(files))
+	}
+	for name, want := range files {
+		got, err := os.ReadFile(tm.path(name))
+		must(t, err)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: %d bytes differ from the %d written", name, len(got), len(want))
+		}
+	}
+}
+
+func mixedBGTotal(files map[string][]byte) (n int) {
+	for _, b := range files {
+		n += len(b)
+	}
+	return n
+}
