@@ -243,9 +243,12 @@ func TestMixedBGRandomFull(t *testing.T) {
 		comp    compress.Alg
 		prefill bool
 	}{
-		{"128MiB,single", 128 << 20, []string{"--mixed"}, compress.None, false},
-		{"128MiB,single,zstd,prefilled", 128 << 20, []string{"--mixed"}, compress.Zstd, true},
-		{"256MiB,dup,prefilled", 256 << 20, []string{"--mixed", "-m", "dup", "-d", "dup"}, compress.None, true},
+		// (a compressed run is not prefilled: its writes may never fill
+		// again what a deleted filler left; runRandomFull fills it at
+		// the end if the operations did not)
+		{"128MiB,single,prefilled", 128 << 20, []string{"--mixed"}, compress.None, true},
+		{"128MiB,single,zstd", 128 << 20, []string{"--mixed"}, compress.Zstd, false},
+		{"256MiB,dup", 256 << 20, []string{"--mixed", "-m", "dup", "-d", "dup"}, compress.None, false},
 	}
 	for i, l := range layouts {
 		t.Run(l.name, func(t *testing.T) {

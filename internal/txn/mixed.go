@@ -18,8 +18,9 @@ import (
 //     Space(DATA) and Space(METADATA) report the same pool;
 //   - new chunks are DATA|METADATA whichever kind asked (chunkKind);
 //   - data may not take what metadata keeps: the global reserve, the
-//     running handle's unused metadata reservation and the two items a data
-//     extent adds (dataFree, metaForData), so a commit always finds the
+//     running handle's unused metadata reservation, the two items a data
+//     extent adds and the room the queued delayed refs need at commit
+//     (dataFree, metaForData, refsReserve), so a commit always finds the
 //     metadata it needs and ENOSPC comes from the write;
 //   - a metadata reservation may be asked to leave data promised to
 //     buffered writers (ReserveKeeping), as the shared bytes_may_use does;
@@ -52,6 +53,27 @@ func (f *Engine) mixedGlobalReserve() uint64 {
 	return min(max(total/64, minimum), 512<<20)
 }
 
+// refsReserve is the metadata the commit will need to run the delayed
+// refs queued so far, beyond the commit reserve, on a mixed filesystem:
+// a block per ref head (the extent tree leaf it changes), and one more
+// with a free space tree. With 4 KiB nodes (nodesize is the sector size
+// on mixed filesystems) a commit of a few hundred scattered frees COWs
+// more extent and free space tree leaves than the commit reserve holds;
+// counting them makes a reservation commit first instead. Separate
+// metadata groups keep their own balance (0). mirrors the delayed refs
+// reserve (btrfs_calc_delayed_ref_bytes), which the kernel fills per
+// handle
+func (f *Engine) refsReserve() uint64 {
+	if !f.mixed {
+		return 0
+	}
+	per := uint64(f.super.NodeSize)
+	if f.fst {
+		per *= 2
+	}
+	return uint64(f.refs.Len()) * per
+}
+
 // dataFree is what data extents may take of the existing groups now:
 // their free space, less, on a mixed filesystem, what metadata keeps (the
 // global reserve, the unused metadata reservations and the items a data
@@ -61,7 +83,7 @@ func (f *Engine) dataFree() uint64 {
 	if !f.mixed {
 		return s.Free
 	}
-	keep := f.globalReserve() + f.metaRsv + f.itemCost(2)
+	keep := f.globalReserve() + f.metaRsv + f.itemCost(2) + f.refsReserve()
 	return s.Free - min(s.Free, keep)
 }
 
@@ -84,7 +106,9 @@ type DataSpace struct {
 	// Free is what new data extents may take now without a new chunk
 	// (on a mixed filesystem: less what metadata keeps).
 	Free uint64
-	// Pinned is what the running transaction freed: free after it commits.
+	// Pinned is what a commit of the running transaction would add to
+	// Free: the space it freed, and on a mixed filesystem the room kept
+	// for running its delayed refs.
 	Pinned uint64
 }
 
@@ -92,7 +116,7 @@ type DataSpace struct {
 // reservation is kept from data on a mixed filesystem).
 func (h *Handle) DataSpace() DataSpace {
 	f := h.f
-	return DataSpace{Free: f.dataFree(), Pinned: f.groups.Space(ondisk.BlockGroupData).Pinned}
+	return DataSpace{Free: f.dataFree(), Pinned: f.groups.Space(ondisk.BlockGroupData).Pinned + f.refsReserve()}
 }
 
 // DataFree is DataSpace's Free without waiting for a handle (statfs): the

@@ -86,6 +86,7 @@ func (h *Handle) reserve(items int, global bool, keep uint64) error {
 		} else if f.mixed {
 			floor += keep
 		}
+		floor += f.refsReserve()
 		if f.metaAvail() >= need+floor {
 			f.metaRsv += need
 			h.rsv += need
