@@ -36,7 +36,16 @@ import (
 // transaction is pinned until it commits: when that would make the
 // difference, the operation is retried once after a commit.
 //
-// Buffered writers (the FUSE page cache) hold data space for dirty pages
+// Mixed block groups (data and metadata in the same DATA|METADATA groups)
+// make the two one pool. txn then counts as free for data only what the
+// global reserve, the running handle's metadata reservation and the
+// pending delayed refs leave (txn.Handle.DataSpace); ReserveData also
+// keeps room for its writeback's metadata (dataSpace.wbMeta); and metadata
+// reservations leave the ReserveData holders their space
+// (txn.Handle.ReserveKeeping), as the kernel's one space_info counts data
+// and metadata reservations together.
+//
+// Buffered writers (the library's write buffer) hold data space for dirty data
 // with ReserveData until writeback, which passes the bytes it consumes to
 // WriteAtReserved; other operations never use space somebody reserved.
 
