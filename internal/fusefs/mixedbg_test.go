@@ -195,3 +195,86 @@ func mixedBGTotal(files map[string][]byte) (n int) {
 	}
 	return n
 }
+
+// TestMixedBGFuseStream writes one stream to a mixed image through the
+// mount, as dd does, until write(2) or fsync fails with ENOSPC, and keeps
+// the file: a sync then works (the daemon took no more than it can store:
+// concurrent WRITEs see each other's reservation), the mount shows what is
+// on disk (the kernel mount after unmount shows the same size and
+// content), the file can be read, cut and removed on the full filesystem,
+// and the space comes back.
+func TestMixedBGFuseStream(t *testing.T) {
+	needFuse(t)
+	img := newMixedBGImage(t, 128<<20)
+	tm := mountImage(t, img, Options{})
+	availEmpty := mixedBGAvail(t, tm.dir)
+	f, err := os.Create(tm.path("stream"))
+	must(t, err)
+	chunk := make([]byte, 1<<20)
+	rand.New(rand.NewSource(2)).Read(chunk)
+	var werr error
+	written := 0
+	for i := 0; i < 400 && werr == nil; i++ {
+		if _, werr = f.Write(chunk); werr == nil {
+			written++
+		}
+	}
+	if werr == nil {
+		werr = f.Sync()
+	}
+	wantErrno(t, "streaming into a mixed filesystem", werr, syscall.ENOSPC)
+	t.Logf("%d MiB accepted before %v", written, werr)
+	f.Close()
+	must(t, tm.Sync())
+	st, err := os.Stat(tm.path("stream"))
+	must(t, err)
+	t.Logf("the mount shows %d MiB; statfs avail %d KiB", st.Size()>>20, mixedBGAvail(t, tm.dir)>>10)
+	// The kernel's writeback cache took every write(2) and set the size;
+	// the WRITEs that found no space failed, fsync said so, and their
+	// bytes read as holes: every 4 KiB block holds the stream's bytes or
+	// zeros.
+	got, err := os.ReadFile(tm.path("stream"))
+	must(t, err)
+	stored, zero := 0, make([]byte, 4096)
+	for off := 0; off < len(got); off += 4096 {
+		b := got[off:min(off+4096, len(got))]
+		switch {
+		case bytes.Equal(b, chunk[off%len(chunk):off%len(chunk)+len(b)]):
+			stored += len(b)
+		case !bytes.Equal(b, zero[:len(b)]):
+			t.Fatalf("the stream read back holds other bytes than its own or zeros at %d", off)
+		}
+	}
+	t.Logf("%d MiB of the stream stored", stored>>20)
+	if stored < 100<<20 {
+		t.Errorf("only %d MiB of the stream stored on a 128 MiB mixed filesystem", stored>>20)
+	}
+	// the full filesystem still takes a cut, a small file and removals
+	must(t, os.Truncate(tm.path("stream"), 90<<20))
+	must(t, os.WriteFile(tm.path("small"), []byte("after the stream"), 0o644))
+	must(t, tm.Sync())
+	availCut := mixedBGAvail(t, tm.dir)
+	if availCut < 8<<20 {
+		t.Errorf("statfs avail %d KiB after cutting the stream to 90 MiB", availCut>>10)
+	}
+	must(t, os.WriteFile(tm.path("again"), bytes.Repeat(chunk, 5), 0o644))
+	must(t, tm.Sync())
+	// what the mount shows is what is on disk (finish compares with Linux)
+	fuseView := takeManifest(t, tm.dir)
+	tm.unmount()
+	checktest.Image(t, img)
+	if kv, ok := kernelManifest(t, img); ok {
+		if d := fuseView.diff(kv); len(d) > 0 {
+			t.Fatalf("kernel mount differs from the FUSE mount:\n%v", d)
+		}
+	}
+	tm = mountImage(t, img, Options{})
+	for _, n := range []string{"stream", "small", "again"} {
+		must(t, os.Remove(tm.path(n)))
+	}
+	must(t, tm.Sync())
+	if a := mixedBGAvail(t, tm.dir); a < availEmpty*9/10 {
+		t.Errorf("statfs avail %d KiB after removing everything, %d KiB empty", a>>10, availEmpty>>10)
+	}
+	finish(t, tm, img)
+}

@@ -49,6 +49,11 @@ type rwState struct {
 	// mtime and ctime and sends them with SETATTR; writes do not set them.
 	kernelTimes bool
 
+	// acceptMu guards accepting: the bytes of WRITEs that reserve let in
+	// and that are not in the page cache yet (rwdata.go).
+	acceptMu  sync.Mutex
+	accepting int64
+
 	writes     atomic.Uint64 // WRITE requests received (syncWithKernel waits for them to stop)
 	limit      int64
 	interval   time.Duration

@@ -139,6 +139,7 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64) (int, error)
 	l := r.lock(id)
 	l.Lock()
 	err := r.cache.Write(id, off, data)
+	r.accepted(int64(len(data)))
 	now := now()
 	if !r.kernelTimes {
 		r.mu.Lock()
@@ -156,11 +157,20 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64) (int, error)
 }
 
 // reserve fails with ENOSPC when n more buffered bytes would not fit.
+// Bytes it lets in count as accepting until the write has put them in the
+// page cache (accepted): the kernel sends many WRITEs at once, and each
+// must see the others' bytes, or together they take more than is free.
 func (r *rwState) reserve(n int64) error {
 	const slack = 8 << 20 // metadata of the writeback, roughly
 	fits := func() bool {
 		free := int64(r.dataFree())
-		return r.cache.Pending()+n+slack <= free
+		r.acceptMu.Lock()
+		defer r.acceptMu.Unlock()
+		if r.cache.Pending()+r.accepting+n+slack > free {
+			return false
+		}
+		r.accepting += n
+		return true
 	}
 	if fits() {
 		return nil
@@ -192,6 +202,14 @@ func (r *rwState) reserve(n int64) error {
 		}
 	}
 	return fmt.Errorf("write of %d bytes: %w", n, syscall.ENOSPC)
+}
+
+// accepted ends reserve's hold of n bytes: the write put them in the page
+// cache (Pending counts them now) or failed.
+func (r *rwState) accepted(n int64) {
+	r.acceptMu.Lock()
+	r.accepting -= n
+	r.acceptMu.Unlock()
 }
 
 // hiddenOpen reports whether an open file has lost its last name (it is
