@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/gobtrfs/gobtrfs/internal/blockgroup"
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
 )
 
@@ -78,8 +79,10 @@ func (f *Engine) refsReserve() uint64 {
 // their free space, less, on a mixed filesystem, what metadata keeps (the
 // global reserve, the unused metadata reservations and the items a data
 // extent adds). Caller holds f.mu.
-func (f *Engine) dataFree() uint64 {
-	s := f.groups.Space(ondisk.BlockGroupData)
+func (f *Engine) dataFree() uint64 { return f.dataFreeOf(f.groups.Space(ondisk.BlockGroupData)) }
+
+// dataFreeOf is dataFree given the data groups' totals.
+func (f *Engine) dataFreeOf(s blockgroup.Space) uint64 {
 	if !f.mixed {
 		return s.Free
 	}
@@ -116,7 +119,8 @@ type DataSpace struct {
 // reservation is kept from data on a mixed filesystem).
 func (h *Handle) DataSpace() DataSpace {
 	f := h.f
-	return DataSpace{Free: f.dataFree(), Pinned: f.groups.Space(ondisk.BlockGroupData).Pinned + f.refsReserve()}
+	s := f.groups.Space(ondisk.BlockGroupData)
+	return DataSpace{Free: f.dataFreeOf(s), Pinned: s.Pinned + f.refsReserve()}
 }
 
 // DataFree is DataSpace's Free without waiting for a handle (statfs): the
