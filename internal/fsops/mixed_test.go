@@ -450,3 +450,55 @@ func verifyTree(t *testing.T, f *FS, want map[string][]byte) {
 		}
 	}
 }
+
+// TestMixedBGDeleteFragmented fills a mixed image mostly with one file
+// of tens of thousands of 4 KiB extents (written in two interleaved
+// passes), then the rest with large files until ENOSPC, and deletes the
+// fragmented file on the full filesystem: the deletion queues a delayed ref
+// per extent, and the commit that runs them must find the metadata it
+// needs (no abort); then the space is back and the image is clean.
+func TestMixedBGDeleteFragmented(t *testing.T) {
+	img := smallImage(t, "--mixed")
+	f := openImage(t, img, Options{})
+	r := rand.New(rand.NewSource(12))
+	id, err := f.Create(TopLevel, "frag", 0o644, 0, 0, 0)
+	must(t, err)
+	const size = 64 << 20
+	block := make([]byte, 4096)
+	for pass := uint64(0); pass < 2; pass++ {
+		for off := pass * 4096; off < size; off += 8192 {
+			r.Read(block)
+			if _, err := f.WriteAt(id, off, block); err != nil {
+				t.Fatalf("write frag at %d: %v", off, err)
+			}
+		}
+		must(t, f.Commit())
+	}
+	var extents int
+	must(t, f.run(func(o *op) error {
+		es, err := o.extents(id, 0, ^uint64(0))
+		extents = len(es)
+		return err
+	}))
+	if extents < size/8192 {
+		t.Fatalf("the fragmented file has %d extents, want at least %d", extents, size/8192)
+	}
+	t.Logf("fragmented file written: %d extents; %s", extents, spaceLine(f))
+	files := mixedFill(t, f, r, "a", true)
+	t.Logf("then %d MiB in %d files; %s", total(files)>>20, len(files), spaceLine(f))
+	must(t, f.Unlink(TopLevel, "frag"))
+	notAborted(t, f)
+	must(t, f.Commit())
+	notAborted(t, f)
+	t.Logf("after deleting the fragmented file: %s", spaceLine(f))
+	more := mixedFill(t, f, r, "b", true)
+	if total(more) < size*8/10 {
+		t.Errorf("only %d MiB written after deleting the %d MiB file", total(more)>>20, size>>20)
+	}
+	for n, b := range more {
+		files[n] = b
+	}
+	verifyFiles(t, f, files)
+	must(t, f.Close())
+	checktest.Image(t, img)
+}
