@@ -77,8 +77,8 @@ func (f *Engine) refsReserve() uint64 {
 
 // dataFree is what data extents may take of the existing groups now:
 // their free space, less, on a mixed filesystem, what metadata keeps (the
-// global reserve, the unused metadata reservations and the items a data
-// extent adds). Caller holds f.mu.
+// global reserve, the unused metadata reservations, the items a data
+// extent adds and the room for the queued delayed refs). Caller holds f.mu.
 func (f *Engine) dataFree() uint64 { return f.dataFreeOf(f.groups.Space(ondisk.BlockGroupData)) }
 
 // dataFreeOf is dataFree given the data groups' totals.
