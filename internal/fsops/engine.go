@@ -29,12 +29,19 @@ func (f *FS) DefaultSubvolume() (ondisk.ObjectID, error) {
 }
 
 // Space is what statfs reports: the size of the filesystem, the space data
-// can still use (free space in data block groups plus unallocated device
-// space) and the data block size. It takes no filesystem lock, so it does
-// not wait for a running commit: the total is the committed one.
+// can still use (free space in data block groups, less the global reserve
+// when data and metadata share mixed groups, plus what new data chunks
+// could hold of the unallocated device space: half of it for DUP) and the
+// data block size. It takes no filesystem lock, so it does not wait for a
+// running commit: the total is the committed one.
+// mirrors btrfs_statfs (f_bavail, btrfs_calc_avail_data_space)
 func (f *FS) Space() (total, dataFree uint64, blockSize uint32) {
 	g := f.tx.Groups()
-	return f.tx.TotalBytes(), g.Space(ondisk.BlockGroupData).Free + g.Device().Unallocated(), uint32(f.sectorSize)
+	unalloc := g.Device().Unallocated()
+	if g.Profile(ondisk.BlockGroupData)&ondisk.BlockGroupDup != 0 {
+		unalloc /= 2 // a DUP chunk takes two stripes of it
+	}
+	return f.tx.TotalBytes(), f.tx.DataFree() + unalloc, uint32(f.sectorSize)
 }
 
 // SeekData returns the first offset >= off of id that holds data (data) or

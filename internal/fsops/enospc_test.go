@@ -340,47 +340,55 @@ func TestRandomOpsFull(t *testing.T) {
 	for i, l := range layouts {
 		t.Run(l.name, func(t *testing.T) {
 			img := smallImage(t, l.args...)
-			opts := Options{Compress: l.comp}
-			g := &rig{t: t, r: rand.New(rand.NewSource(seed + int64(i))), img: img, opts: opts,
-				noSpace: true, noSpaces: map[string]int{}}
-			g.f = openImage(t, img, opts)
-			g.ss = int(g.f.SectorSize())
-			x, err := g.f.Stat(TopLevel)
-			must(t, err)
-			g.m = &model{root: &mnode{mode: x.Mode, uid: x.UID, gid: x.GID, xattrs: map[string]string{},
-				kids: map[string]*mnode{}, id: TopLevel, subvol: ondisk.FSTreeObjectID}}
-			if l.prefill {
-				g.prefill()
-			}
-			for g.nops = 0; g.nops < nops; g.nops++ {
-				g.step()
-				switch {
-				case g.nops%400 == 399:
-					g.reopen()
-				case g.nops%50 == 49:
-					if err := g.f.Commit(); err != nil {
-						g.fatalf("commit: %v", err)
-					}
-				}
-			}
-			if len(g.noSpaces) == 0 && !l.prefill {
-				// This seed's mix of writes and deletes left room: fill
-				// the rest and go on, so every run exercises ENOSPC.
-				t.Logf("not full after %d ops (%s); filling", nops, spaceLine(g.f))
-				g.prefill()
-				for end := g.nops + 300; g.nops < end; g.nops++ {
-					g.step()
-				}
-			}
-			g.reopen()
-			t.Logf("ENOSPC answers: %v; %s", g.noSpaces, spaceLine(g.f))
-			must(t, g.f.Close())
-			checktest.Image(t, img)
-			if len(g.noSpaces) == 0 {
-				t.Errorf("the filesystem never ran full")
-			}
+			runRandomFull(t, seed+int64(i), img, Options{Compress: l.comp}, l.prefill, nops)
 		})
 	}
+}
+
+// runRandomFull runs nops random operations with large writes on img
+// (opened with opts), prefilled first if asked, until it has run full:
+// every ENOSPC must have changed nothing; the image is checked at the end.
+func runRandomFull(t *testing.T, seed int64, img string, opts Options, prefill bool, nops int) *rig {
+	t.Helper()
+	g := &rig{t: t, r: rand.New(rand.NewSource(seed)), img: img, opts: opts,
+		noSpace: true, noSpaces: map[string]int{}}
+	g.f = openImage(t, img, opts)
+	g.ss = int(g.f.SectorSize())
+	x, err := g.f.Stat(TopLevel)
+	must(t, err)
+	g.m = &model{root: &mnode{mode: x.Mode, uid: x.UID, gid: x.GID, xattrs: map[string]string{},
+		kids: map[string]*mnode{}, id: TopLevel, subvol: ondisk.FSTreeObjectID}}
+	if prefill {
+		g.prefill()
+	}
+	for g.nops = 0; g.nops < nops; g.nops++ {
+		g.step()
+		switch {
+		case g.nops%400 == 399:
+			g.reopen()
+		case g.nops%50 == 49:
+			if err := g.f.Commit(); err != nil {
+				g.fatalf("commit: %v", err)
+			}
+		}
+	}
+	if len(g.noSpaces) == 0 && !prefill {
+		// This seed's mix of writes and deletes left room: fill
+		// the rest and go on, so every run exercises ENOSPC.
+		t.Logf("not full after %d ops (%s); filling", nops, spaceLine(g.f))
+		g.prefill()
+		for end := g.nops + 300; g.nops < end; g.nops++ {
+			g.step()
+		}
+	}
+	g.reopen()
+	t.Logf("ENOSPC answers: %v; %s", g.noSpaces, spaceLine(g.f))
+	must(t, g.f.Close())
+	checktest.Image(t, img)
+	if len(g.noSpaces) == 0 {
+		t.Errorf("the filesystem never ran full")
+	}
+	return g
 }
 
 // prefill makes both data and metadata nearly full: a filler file takes

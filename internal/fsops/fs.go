@@ -89,7 +89,7 @@ func New(fi *fsinfo.FSInfo, t *txn.Engine, opts Options) *FS {
 	if warn == nil {
 		warn = fi.R.Warn
 	}
-	return &FS{
+	f := &FS{
 		tx: t, info: fi, opts: opts,
 		data:       fileread.New(fi.R, fileread.Options{Warn: warn}),
 		sectorSize: uint64(sb.SectorSize),
@@ -101,6 +101,10 @@ func New(fi *fsinfo.FSInfo, t *txn.Engine, opts Options) *FS {
 		touched:    map[ondisk.LogicalAddr]refOwner{},
 		tails:      map[ondisk.InodeRef]tail{},
 	}
+	if t.Mixed() {
+		f.space.wbMeta = f.writebackMeta
+	}
+	return f
 }
 
 // SetCompress changes the compression used for later writes.
@@ -204,7 +208,7 @@ func (f *FS) runOnce(rsv uint64, retried bool, fn func(o *op) error) error {
 	if err != nil {
 		consumed = 0
 	}
-	f.endSpace(true, consumed)
+	f.endSpace(h, true, consumed)
 	return err
 }
 

@@ -11,15 +11,20 @@ import (
 
 // imageOpts are the mkfs.btrfs settings of a test image.
 type imageOpts struct {
-	nodesize string // "" = default 16k
-	csum     string // "" = crc32c
-	features string // -O list, e.g. "^no-holes"
-	size     int64  // bytes, default 256 MiB
+	nodesize string   // "" = default 16k
+	csum     string   // "" = crc32c
+	features string   // -O list, e.g. "^no-holes"
+	size     int64    // bytes, default 256 MiB
+	args     []string // more mkfs.btrfs arguments, e.g. "--mixed"
 }
 
 func (o imageOpts) String() string {
 	s := "nodesize=" + o.nodesize + ",csum=" + o.csum + ",features=" + o.features
-	return strings.ReplaceAll(s, "=,", "=default,")
+	s = strings.ReplaceAll(s, "=,", "=default,")
+	if len(o.args) > 0 {
+		s += "," + strings.Join(o.args, " ")
+	}
+	return s
 }
 
 // newImage makes an empty filesystem image with mkfs.btrfs; the test ends
@@ -41,6 +46,7 @@ func newImage(t testing.TB, o imageOpts) string {
 	if o.features != "" {
 		args = append(args, "-O", o.features)
 	}
+	args = append(args, o.args...)
 	checktest.Mkfs(t, img, size, args...)
 	return img
 }

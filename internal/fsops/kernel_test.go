@@ -87,52 +87,61 @@ func TestKernelReadsAndExtends(t *testing.T) {
 				nops = 300
 			}
 			g := runRandom(t, seed+int64(i), io, Options{}, nops)
-			mnt := testutil.LoopMount(t, g.img, "noatime")
-			g.compare("kernel mount", "kernel", describeHost(t, mnt))
-			g.checkKernelDetails(mnt)
-
-			// the kernel changes it
-			must(t, os.WriteFile(filepath.Join(mnt, "kernel-file"), bytes.Repeat([]byte("k"), 100000), 0o640))
-			must(t, os.MkdirAll(filepath.Join(mnt, "kernel-dir/sub"), 0o755))
-			must(t, os.Symlink("kernel-file", filepath.Join(mnt, "kernel-dir/link")))
-			testutil.Run(t, "btrfs", "subvolume", "snapshot", mnt, filepath.Join(mnt, "kernel-snap"))
-			for name, n := range g.m.root.kids {
-				if !n.isDir() && name != "kernel-file" {
-					must(t, os.Remove(filepath.Join(mnt, name)))
-					break
-				}
-			}
-			testutil.Unmount(t, mnt)
-			checktest.Image(t, g.img)
-
-			// and fsops reads and changes the kernel's work
-			f := openImage(t, g.img, Options{})
-			id, x, err := f.Lookup(TopLevel, "kernel-file")
-			must(t, err)
-			data, err := f.ReadAt(id, 0, int(x.Size))
-			must(t, err)
-			if !bytes.Equal(data, bytes.Repeat([]byte("k"), 100000)) {
-				t.Fatal("kernel-file content differs")
-			}
-			_, err = f.WriteAt(id, 50000, []byte("fsops"))
-			must(t, err)
-			snap, _, err := f.Lookup(TopLevel, "kernel-snap")
-			must(t, err)
-			_, err = f.Create(snap, "in-kernel-snap", 0o644, 0, 0, 0)
-			must(t, err)
-			must(t, f.DeleteSubvolume(TopLevel, "kernel-snap"))
-			must(t, f.Close())
-			checktest.Image(t, g.img)
-			mnt = testutil.LoopMount(t, g.img, "noatime")
-			got, err := os.ReadFile(filepath.Join(mnt, "kernel-file"))
-			must(t, err)
-			if string(got[50000:50005]) != "fsops" {
-				t.Fatal("kernel does not see the fsops write")
-			}
-			if _, err := os.Stat(filepath.Join(mnt, "kernel-snap")); !os.IsNotExist(err) {
-				t.Fatalf("deleted snapshot still visible: %v", err)
-			}
+			kernelRoundTrip(t, g)
 		})
+	}
+}
+
+// kernelRoundTrip mounts the image runRandom wrote with Linux and compares
+// its view with the model, lets the kernel change it (a file, a directory,
+// a symlink, a snapshot, a deletion), checks it, changes the kernel's work
+// with fsops and lets the kernel read that.
+func kernelRoundTrip(t *testing.T, g *rig) {
+	t.Helper()
+	mnt := testutil.LoopMount(t, g.img, "noatime")
+	g.compare("kernel mount", "kernel", describeHost(t, mnt))
+	g.checkKernelDetails(mnt)
+
+	// the kernel changes it
+	must(t, os.WriteFile(filepath.Join(mnt, "kernel-file"), bytes.Repeat([]byte("k"), 100000), 0o640))
+	must(t, os.MkdirAll(filepath.Join(mnt, "kernel-dir/sub"), 0o755))
+	must(t, os.Symlink("kernel-file", filepath.Join(mnt, "kernel-dir/link")))
+	testutil.Run(t, "btrfs", "subvolume", "snapshot", mnt, filepath.Join(mnt, "kernel-snap"))
+	for name, n := range g.m.root.kids {
+		if !n.isDir() && name != "kernel-file" {
+			must(t, os.Remove(filepath.Join(mnt, name)))
+			break
+		}
+	}
+	testutil.Unmount(t, mnt)
+	checktest.Image(t, g.img)
+
+	// and fsops reads and changes the kernel's work
+	f := openImage(t, g.img, Options{})
+	id, x, err := f.Lookup(TopLevel, "kernel-file")
+	must(t, err)
+	data, err := f.ReadAt(id, 0, int(x.Size))
+	must(t, err)
+	if !bytes.Equal(data, bytes.Repeat([]byte("k"), 100000)) {
+		t.Fatal("kernel-file content differs")
+	}
+	_, err = f.WriteAt(id, 50000, []byte("fsops"))
+	must(t, err)
+	snap, _, err := f.Lookup(TopLevel, "kernel-snap")
+	must(t, err)
+	_, err = f.Create(snap, "in-kernel-snap", 0o644, 0, 0, 0)
+	must(t, err)
+	must(t, f.DeleteSubvolume(TopLevel, "kernel-snap"))
+	must(t, f.Close())
+	checktest.Image(t, g.img)
+	mnt = testutil.LoopMount(t, g.img, "noatime")
+	got, err := os.ReadFile(filepath.Join(mnt, "kernel-file"))
+	must(t, err)
+	if string(got[50000:50005]) != "fsops" {
+		t.Fatal("kernel does not see the fsops write")
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "kernel-snap")); !os.IsNotExist(err) {
+		t.Fatalf("deleted snapshot still visible: %v", err)
 	}
 }
 

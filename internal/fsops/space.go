@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/gobtrfs/gobtrfs/internal/ondisk"
+	"github.com/gobtrfs/gobtrfs/internal/txn"
 )
 
 // Space reservation, the fsops side of the kernel's "HOW DOES SPACE
@@ -35,7 +36,16 @@ import (
 // transaction is pinned until it commits: when that would make the
 // difference, the operation is retried once after a commit.
 //
-// Buffered writers (the FUSE page cache) hold data space for dirty pages
+// Mixed block groups (data and metadata in the same DATA|METADATA groups)
+// make the two one pool. txn then counts as free for data only what the
+// global reserve, the running handle's metadata reservation and the
+// pending delayed refs leave (txn.Handle.DataSpace); ReserveData also
+// keeps room for its writeback's metadata (dataSpace.wbMeta); and metadata
+// reservations leave the ReserveData holders their space
+// (txn.Handle.ReserveKeeping), as the kernel's one space_info counts data
+// and metadata reservations together.
+//
+// Buffered writers (the library's write buffer) hold data space for dirty data
 // with ReserveData until writeback, which passes the bytes it consumes to
 // WriteAtReserved; other operations never use space somebody reserved.
 
@@ -109,11 +119,18 @@ func (f *FS) cowItems(n uint64, csums bool) int {
 	return items
 }
 
+// writebackMeta is the metadata the writeback of n buffered bytes
+// reserves (write's reserveStore: the new extents and their checksums,
+// the inode and a hole). mirrors calc_inode_reservations
+func (f *FS) writebackMeta(n uint64) uint64 {
+	return f.tx.ItemsBytes(f.cowItems(n, true) + itemsInode + itemsHoles)
+}
+
 // reserve reserves metadata for changing items items. It must come before
 // the operation changes anything: it may commit the running transaction.
 // mirrors btrfs_start_transaction(root, num_items)
 func (o *op) reserve(items int) error {
-	err := o.h.Reserve(items)
+	err := o.h.ReserveKeeping(items, o.f.space.keptFor(o.ownRsv))
 	o.transid = uint64(o.h.Transid()) // a reservation may commit first
 	if err != nil {
 		return fmt.Errorf("reserve metadata: %w", err)
@@ -176,27 +193,67 @@ type dataSpace struct {
 	fullSeen  [2]uint64         // free, pinned when full was set
 	fullTrans ondisk.Generation // transaction running when full was set
 	stats     Stats
+	// wbMeta is, with mixed block groups (data and metadata share the
+	// space), the metadata the writeback of n reserved bytes reserves:
+	// ReserveData keeps it from data too, as the kernel's buffered write
+	// reserves the delalloc metadata with the data. nil with separate
+	// data groups. mirrors btrfs_delalloc_reserve_metadata
+	wbMeta func(n uint64) uint64
 }
 
-// avail is what a new reservation may take. Caller holds mu.
-func (d *dataSpace) avail() uint64 {
-	used := d.rsv + d.claim
-	if used >= d.free {
+// held is what reservations of rsv bytes keep of the free space: the
+// bytes, and with mixed block groups room for their writeback's metadata:
+// what it reserves, once (writebacks run one at a time, and the
+// reservation ends with each), and as much again for the tree blocks the
+// writebacks use and the old copies they pin until a commit.
+func (d *dataSpace) held(rsv uint64) uint64 {
+	if d.wbMeta == nil || rsv == 0 {
+		return rsv
+	}
+	return rsv + 2*d.wbMeta(rsv)
+}
+
+// kept is what an operation that consumes own reserved bytes must leave
+// to the other ReserveData holders: their bytes, and unless the
+// operation is itself a writeback (whose metadata reservation is the room
+// held for it, in use) the room for their writeback's metadata. Caller
+// holds mu.
+func (d *dataSpace) kept(own uint64) uint64 {
+	others := d.rsv - min(d.rsv, own)
+	if own > 0 {
+		return others
+	}
+	return d.held(others)
+}
+
+// fits reports whether a new reservation of n bytes fits. Caller holds mu.
+func (d *dataSpace) fits(n uint64) bool {
+	return d.held(d.rsv+n)+d.claim <= d.free
+}
+
+// keptFor is what the metadata reservations of an operation that consumes
+// own reserved bytes must leave to the other ReserveData holders: nothing
+// with separate data groups (txn ignores it then), their bytes and their
+// writeback's metadata with mixed ones.
+func (d *dataSpace) keptFor(own uint64) uint64 {
+	if d.wbMeta == nil {
 		return 0
 	}
-	return d.free - used
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.kept(own)
 }
 
 // refreshSpace records the data groups' free space; the caller holds a
 // handle (so nothing changes the groups meanwhile).
-func (f *FS) refreshSpace() { f.endSpace(false, 0) }
+func (f *FS) refreshSpace(h *txn.Handle) { f.endSpace(h, false, 0) }
 
 // endSpace is refreshSpace at the end of an operation (done): its claim
 // ends and consumed bytes of reservation are released, in the same step
 // as free space is read again, so that ReserveData never sees the claim
 // gone but the space it covered still counted free.
-func (f *FS) endSpace(done bool, consumed uint64) {
-	s := f.tx.Groups().Space(ondisk.BlockGroupData)
+func (f *FS) endSpace(h *txn.Handle, done bool, consumed uint64) {
+	s := h.DataSpace()
 	d := &f.space
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -229,10 +286,11 @@ func (o *op) ensureData(need uint64) error {
 	}
 	f, d := o.f, &o.f.space
 	for {
-		f.refreshSpace()
+		f.refreshSpace(o.h)
 		d.mu.Lock()
 		others := d.rsv - min(d.rsv, o.ownRsv)
-		ok := d.free >= others && d.free-others >= need
+		keep := d.kept(o.ownRsv)
+		ok := d.free >= keep && d.free-keep >= need
 		if ok {
 			d.claim = need - min(need, d.rsv-others)
 		}
@@ -268,7 +326,7 @@ func (o *op) ensureData(need uint64) error {
 func (f *FS) ReserveData(n uint64) error {
 	d := &f.space
 	d.mu.Lock()
-	if d.avail() >= n {
+	if d.fits(n) {
 		d.rsv += n
 		d.mu.Unlock()
 		return nil
@@ -295,9 +353,9 @@ func (f *FS) reserveDataSlow(n uint64) error {
 		if err != nil {
 			return err
 		}
-		f.refreshSpace()
+		f.refreshSpace(h)
 		d.mu.Lock()
-		ok := d.avail() >= n
+		ok := d.fits(n)
 		if ok {
 			d.rsv += n
 		}

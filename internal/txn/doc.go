@@ -51,7 +51,9 @@
 //
 // Tree blocks come from METADATA block groups (SYSTEM for the chunk tree),
 // file data from DATA ones; a new chunk is allocated when they are full and
-// the device has room. A global reserve of metadata space is kept for
+// the device has room. With mixed block groups both come from the same
+// DATA|METADATA groups, and data is kept from what metadata needs
+// (mixed.go). A global reserve of metadata space is kept for
 // commits and deletions: Reserve refuses (ENOSPC) an operation that would
 // eat into it, ReserveForDelete may use it. A tree block allocation that
 // finds no metadata space at all aborts the transaction (the B-tree

@@ -17,58 +17,66 @@ func TestENOSPC(t *testing.T) {
 	for _, args := range [][]string{{}, {"-m", "single"}, {"-R", "^free-space-tree"}} {
 		t.Run(fmt.Sprint(args), func(t *testing.T) {
 			img := mkfs(t, 128<<20, args...)
-			r := rand.New(rand.NewSource(11))
-			fill := func() (uint64, []ondisk.ObjectID) {
-				im := openImage(t, img)
-				var total uint64
-				var inos []ondisk.ObjectID
-				ino := ondisk.ObjectID(1000)
-				for full := false; !full; {
-					h := im.begin(t)
-					o := newOp(t, h)
-					ino++
-					o.createFile(5, ino, fmt.Sprintf("fill%d", ino))
-					inos = append(inos, ino)
-					for j := 0; j < 4; j++ {
-						data := randBytes(r, 256<<10)
-						if _, err := o.writeNew(5, ino, uint64(j)<<18, data); err != nil {
-							if !isNoSpace(err) {
-								t.Fatalf("write: %v", err)
-							}
-							full = true
-							break
-						}
-						total += uint64(len(data))
-					}
-					h.End()
-					if ino%20 == 0 {
-						im.commit(t)
-					}
-				}
-				s := im.fs.Groups().Space(ondisk.BlockGroupData)
-				t.Logf("wrote %d MiB in %d files; data groups %d MiB, used %d MiB; device unallocated %d MiB",
-					total>>20, len(inos), s.Total>>20, s.Used>>20, im.fs.Groups().Device().Unallocated()>>20)
-				im.close(t)
-				checktest.Image(t, img)
-				return total, inos
-			}
-			first, inos := fill()
-			im := openImage(t, img)
-			for _, ino := range inos {
-				h := im.begin(t)
-				if err := h.ReserveForDelete(4); err != nil {
-					t.Fatalf("reserve for delete on a full filesystem: %v", err)
-				}
-				newOp(t, h).deleteFile(5, ino, fmt.Sprintf("fill%d", ino))
-				h.End()
-			}
-			im.close(t)
-			checktest.Image(t, img)
-			second, _ := fill()
-			if second < first*9/10 {
-				t.Errorf("refilled %d bytes, first fill %d", second, first)
-			}
+			fillDeleteRefill(t, img)
 		})
+	}
+}
+
+// fillDeleteRefill fills img with files until allocation fails with
+// ENOSPC, commits, checks, deletes everything, commits, checks, and fills
+// it again to about the same amount.
+func fillDeleteRefill(t *testing.T, img string) {
+	t.Helper()
+	r := rand.New(rand.NewSource(11))
+	fill := func() (uint64, []ondisk.ObjectID) {
+		im := openImage(t, img)
+		var total uint64
+		var inos []ondisk.ObjectID
+		ino := ondisk.ObjectID(1000)
+		for full := false; !full; {
+			h := im.begin(t)
+			o := newOp(t, h)
+			ino++
+			o.createFile(5, ino, fmt.Sprintf("fill%d", ino))
+			inos = append(inos, ino)
+			for j := 0; j < 4; j++ {
+				data := randBytes(r, 256<<10)
+				if _, err := o.writeNew(5, ino, uint64(j)<<18, data); err != nil {
+					if !isNoSpace(err) {
+						t.Fatalf("write: %v", err)
+					}
+					full = true
+					break
+				}
+				total += uint64(len(data))
+			}
+			h.End()
+			if ino%20 == 0 {
+				im.commit(t)
+			}
+		}
+		s := im.fs.Groups().Space(ondisk.BlockGroupData)
+		t.Logf("wrote %d MiB in %d files; data groups %d MiB, used %d MiB; device unallocated %d MiB",
+			total>>20, len(inos), s.Total>>20, s.Used>>20, im.fs.Groups().Device().Unallocated()>>20)
+		im.close(t)
+		checktest.Image(t, img)
+		return total, inos
+	}
+	first, inos := fill()
+	im := openImage(t, img)
+	for _, ino := range inos {
+		h := im.begin(t)
+		if err := h.ReserveForDelete(4); err != nil {
+			t.Fatalf("reserve for delete on a full filesystem: %v", err)
+		}
+		newOp(t, h).deleteFile(5, ino, fmt.Sprintf("fill%d", ino))
+		h.End()
+	}
+	im.close(t)
+	checktest.Image(t, img)
+	second, _ := fill()
+	if second < first*9/10 {
+		t.Errorf("refilled %d bytes, first fill %d", second, first)
 	}
 }
 

@@ -37,6 +37,7 @@ type Engine struct {
 	bgTree  ondisk.ObjectID
 	fst     bool
 	skinny  bool
+	mixed   bool // INCOMPAT_MIXED_GROUPS: data and metadata share DATA|METADATA groups (mixed.go)
 
 	groups *blockgroup.Manager
 	refs   *delayedref.Queue
@@ -117,8 +118,8 @@ func OpenWith(fi *fsinfo.FSInfo, o OpenOptions) (*Engine, error) {
 		return nil, fmt.Errorf("txn: cannot write: unsupported incompat feature(s) %s (flags %#x)",
 			strings.Join(ondisk.IncompatFlagNames(u), ", "), u)
 	}
-	if sb.IncompatFlags&(ondisk.IncompatRaid56|ondisk.IncompatMixedGroups) != 0 {
-		return nil, fmt.Errorf("txn: cannot write: RAID5/6 and mixed block groups are not supported for writing")
+	if sb.IncompatFlags&ondisk.IncompatRaid56 != 0 {
+		return nil, fmt.Errorf("txn: cannot write: RAID5/6 block groups are not supported for writing")
 	}
 	if want, have := sb.DevItem.TotalBytes, fi.Dev.Size(); have >= 0 && uint64(have) < want {
 		return nil, fmt.Errorf("txn: cannot write: the image is %d bytes but the filesystem's device is %d (superblock dev_item.total_bytes): truncated copy? restore its full size or open it read-only", have, want)
@@ -131,7 +132,8 @@ func OpenWith(fi *fsinfo.FSInfo, o OpenOptions) (*Engine, error) {
 	f := &Engine{
 		Info: fi, transid: sb.Generation + 1, super: &cp, fsid: sb.MetadataFSID(),
 		bgTree: fi.BlockGroupTreeID(), fst: fst, skinny: sb.IncompatFlags&ondisk.IncompatSkinnyMetadata != 0,
-		refs: &delayedref.Queue{}, trees: map[ondisk.ObjectID]*treeState{},
+		mixed: sb.IncompatFlags&ondisk.IncompatMixedGroups != 0,
+		refs:  &delayedref.Queue{}, trees: map[ondisk.ObjectID]*treeState{},
 		dirty:   map[ondisk.LogicalAddr]*diskio.Node{},
 		newData: map[ondisk.LogicalAddr]uint64{},
 	}

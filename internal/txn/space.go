@@ -37,6 +37,9 @@ func (f *Engine) itemCost(items int) uint64 {
 // globalReserve is the metadata kept for commits and deletions.
 // mirrors btrfs_update_global_block_rsv (sized from the metadata space here)
 func (f *Engine) globalReserve() uint64 {
+	if f.mixed {
+		return f.mixedGlobalReserve()
+	}
 	total := f.groups.Space(ondisk.BlockGroupMetadata).Total
 	return min(max(total/16, 32*uint64(f.super.NodeSize)), 512<<20)
 }
@@ -54,13 +57,20 @@ func (f *Engine) metaAvail() uint64 {
 // an error satisfying errors.Is(err, syscall.ENOSPC) when the filesystem is
 // too full (nothing is changed then). The reservation lasts until End.
 // mirrors btrfs_start_transaction(root, num_items)
-func (h *Handle) Reserve(items int) error { return h.reserve(items, false) }
+func (h *Handle) Reserve(items int) error { return h.reserve(items, false, 0) }
+
+// ReserveKeeping is Reserve that, on a filesystem with mixed block groups,
+// also leaves keep bytes of the shared space to data promised elsewhere
+// (buffered data whose writeback is to come); with separate data groups
+// keep does not matter. mirrors the shared space_info's bytes_may_use,
+// which counts data reservations too
+func (h *Handle) ReserveKeeping(items int, keep uint64) error { return h.reserve(items, false, keep) }
 
 // ReserveForDelete is Reserve for operations that free space: it may dip
 // into the global reserve. mirrors btrfs_start_transaction_fallback_global_rsv
-func (h *Handle) ReserveForDelete(items int) error { return h.reserve(items, true) }
+func (h *Handle) ReserveForDelete(items int) error { return h.reserve(items, true, 0) }
 
-func (h *Handle) reserve(items int, global bool) error {
+func (h *Handle) reserve(items int, global bool, keep uint64) error {
 	if err := h.check(); err != nil {
 		return err
 	}
@@ -73,7 +83,10 @@ func (h *Handle) reserve(items int, global bool) error {
 			// commit itself needs for the extent, free space and root
 			// tree updates: with that gone a commit cannot finish.
 			floor = f.commitReserve()
+		} else if f.mixed {
+			floor += keep
 		}
+		floor += f.refsReserve()
 		if f.metaAvail() >= need+floor {
 			f.metaRsv += need
 			h.rsv += need
@@ -113,12 +126,17 @@ func (f *Engine) allocChunk(kind uint64) (*blockgroup.Group, error) {
 			}
 		}
 	}
+	kind = f.chunkKind(kind)
 	return f.groups.AllocChunk(kind, f.groups.Profile(kind), f.Info.Chunks)
 }
 
-// metaForData makes sure a data allocation leaves the metadata it needs (its
-// file extent, extent and checksum items) outside the global reserve.
-func (f *Engine) metaForData() error {
+// metaForData makes sure a data allocation of size bytes leaves the
+// metadata it needs (its file extent, extent and checksum items) outside
+// the global reserve.
+func (f *Engine) metaForData(size uint64) error {
+	if f.mixed {
+		return f.mixedDataRoom(size)
+	}
 	need := f.itemCost(2) + f.globalReserve()
 	if f.metaAvail() >= need {
 		return nil
