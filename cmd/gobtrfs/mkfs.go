@@ -31,6 +31,7 @@ type mkfsArgs struct {
 	force    bool
 	quiet    bool
 	listAll  bool
+	mixed    bool // -M: mixed block groups (the mixed-bg feature)
 	features []string
 	// the string options, turned into cfg by apply
 	sizeArg, nodesize, sectorsize, csumName, uuid string
@@ -82,7 +83,8 @@ mkfs.btrfs's, with the same letters.`,
 	fl.StringVarP(&a.nodesize, "nodesize", "n", "", "tree block `SIZE`: power of two, sectorsize..64K (default 16K)")
 	fl.StringVarP(&a.sectorsize, "sectorsize", "s", "", "sector `SIZE` (default 4K; Linux mounts only 4K or the page size); 1M or more is read as -b, its old meaning here, with a warning")
 	fl.StringVarP(&a.cfg.MetadataProfile, "metadata", "m", "", "metadata `PROFILE`: dup (default) or single")
-	fl.StringVarP(&a.cfg.DataProfile, "data", "d", "", "data `PROFILE`: single")
+	fl.StringVarP(&a.cfg.DataProfile, "data", "d", "", "data `PROFILE`: single (dup with --mixed)")
+	fl.BoolVarP(&a.mixed, "mixed", "M", false, "mixed block groups: data and metadata share the chunks (nodesize = sectorsize, one profile for both)")
 	addFeature := func(v string) error { a.features = append(a.features, v); return nil }
 	fl.FuncP("features", "O", "comma `LIST` of features, ^name disables; list-all lists them", addFeature)
 	fl.FuncP("runtime-features", "R", "comma `LIST` of runtime features (free-space-tree, quota), as -O", addFeature)
@@ -206,6 +208,11 @@ func (a *mkfsArgs) apply() error {
 			continue
 		}
 		if a.cfg.Features, err = mkfs.ParseFeatures(list, a.cfg.Features); err != nil {
+			return usageError{err}
+		}
+	}
+	if a.mixed {
+		if a.cfg.Features, err = mkfs.ParseFeatures("mixed-bg", a.cfg.Features); err != nil {
 			return usageError{err}
 		}
 	}
@@ -389,7 +396,8 @@ func printSummary(out io.Writer, a *mkfsArgs, devSize uint64) error {
 	for _, kind := range []struct {
 		name string
 		typ  uint64
-	}{{"Data", ondisk.BlockGroupData}, {"Metadata", ondisk.BlockGroupMetadata}, {"System", ondisk.BlockGroupSystem}} {
+	}{{"Data", ondisk.BlockGroupData}, {"Metadata", ondisk.BlockGroupMetadata},
+		{"Data+Metadata", ondisk.BlockGroupData | ondisk.BlockGroupMetadata}, {"System", ondisk.BlockGroupSystem}} {
 		var total uint64
 		prof := ""
 		for _, c := range chunks {

@@ -340,15 +340,15 @@ func TestRandomOpsFull(t *testing.T) {
 	for i, l := range layouts {
 		t.Run(l.name, func(t *testing.T) {
 			img := smallImage(t, l.args...)
-			runRandomFull(t, seed+int64(i), img, Options{Compress: l.comp}, l.prefill, nops)
+			runRandomOpsFullOn(t, seed+int64(i), img, Options{Compress: l.comp}, l.prefill, nops)
 		})
 	}
 }
 
-// runRandomFull runs nops random operations with large writes on img
+// runRandomOpsFullOn runs nops random operations with large writes on img
 // (opened with opts), prefilled first if asked, until it has run full:
 // every ENOSPC must have changed nothing; the image is checked at the end.
-func runRandomFull(t *testing.T, seed int64, img string, opts Options, prefill bool, nops int) *rig {
+func runRandomOpsFullOn(t *testing.T, seed int64, img string, opts Options, prefill bool, nops int) *rig {
 	t.Helper()
 	g := &rig{t: t, r: rand.New(rand.NewSource(seed)), img: img, opts: opts,
 		noSpace: true, noSpaces: map[string]int{}}

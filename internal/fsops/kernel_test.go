@@ -87,16 +87,16 @@ func TestKernelReadsAndExtends(t *testing.T) {
 				nops = 300
 			}
 			g := runRandom(t, seed+int64(i), io, Options{}, nops)
-			kernelRoundTrip(t, g)
+			kernelReadsAndExtendsRig(t, g)
 		})
 	}
 }
 
-// kernelRoundTrip mounts the image runRandom wrote with Linux and compares
-// its view with the model, lets the kernel change it (a file, a directory,
-// a symlink, a snapshot, a deletion), checks it, changes the kernel's work
-// with fsops and lets the kernel read that.
-func kernelRoundTrip(t *testing.T, g *rig) {
+// kernelReadsAndExtendsRig mounts the image runRandom wrote with Linux
+// and compares its view with the model, lets the kernel change it (a file,
+// a directory, a symlink, a snapshot, a deletion), checks it, changes the
+// kernel's work with fsops and lets the kernel read that.
+func kernelReadsAndExtendsRig(t *testing.T, g *rig) {
 	t.Helper()
 	mnt := testutil.LoopMount(t, g.img, "noatime")
 	g.compare("kernel mount", "kernel", describeHost(t, mnt))

@@ -19,11 +19,11 @@ import (
 // Tests of images with mixed block groups (mkfs.btrfs --mixed): data and
 // metadata share DATA|METADATA groups.
 
-// mixedChunkTypes returns how many chunks of each type (as btrfs
+// mixedBGChunkTypes returns how many chunks of each type (as btrfs
 // inspect-internal dump-tree prints it, e.g. "DATA|METADATA|single") the
 // image has, and fails the test unless every chunk but the SYSTEM ones is
 // DATA|METADATA with profile.
-func mixedChunkTypes(t *testing.T, img, profile string) map[string]int {
+func mixedBGChunkTypes(t *testing.T, img, profile string) map[string]int {
 	t.Helper()
 	out := dumpTree(t, img, "chunk")
 	types := map[string]int{}
@@ -58,7 +58,7 @@ func TestMixedBGRandomKernel(t *testing.T) {
 		comp    compress.Alg
 		profile string
 		nops    int
-		fills   int // large writes after the random operations (mixedBulk)
+		fills   int // large writes after the random operations (mixedBGBulk)
 	}{
 		{imageOpts{size: 128 << 20, args: []string{"--mixed"}}, compress.Zstd, "single", 600, 8},
 		{imageOpts{size: 1 << 30, args: []string{"--mixed"}}, compress.LZO, "single", 800, 64},
@@ -71,14 +71,14 @@ func TestMixedBGRandomKernel(t *testing.T) {
 				nops /= 2
 			}
 			g := runRandom(t, seed+int64(i), l.img, Options{Compress: l.comp}, nops)
-			g.mixedBulk(l.fills)
-			types := mixedChunkTypes(t, g.img, l.profile)
+			g.mixedBGBulk(l.fills)
+			types := mixedBGChunkTypes(t, g.img, l.profile)
 			t.Logf("chunks after %d operations: %v", nops, types)
 			if types["DATA|METADATA|"+l.profile] < 2 {
 				t.Errorf("no DATA|METADATA chunk added to mkfs.btrfs's one: %v", types)
 			}
-			kernelRoundTrip(t, g)
-			mixedChunkTypes(t, g.img, l.profile)
+			kernelReadsAndExtendsRig(t, g)
+			mixedBGChunkTypes(t, g.img, l.profile)
 		})
 	}
 }
@@ -110,7 +110,7 @@ func TestMixedBGFillData(t *testing.T) {
 			opts := Options{Compress: l.comp}
 			r := rand.New(rand.NewSource(3))
 			f := openImage(t, img, opts)
-			first := mixedFill(t, f, r, "a", l.comp == compress.None)
+			first := mixedBGFillFiles(t, f, r, "a", l.comp == compress.None)
 			id, err := f.Create(TopLevel, "small", 0o644, 0, 0, 0)
 			must(t, err)
 			_, err = f.WriteAt(id, 0, []byte("still fits inline"))
@@ -151,7 +151,7 @@ func TestMixedBGFillData(t *testing.T) {
 			checktest.Image(t, img)
 
 			f = openImage(t, img, opts)
-			second := mixedFill(t, f, r, "b", l.comp == compress.None)
+			second := mixedBGFillFiles(t, f, r, "b", l.comp == compress.None)
 			t.Logf("refill: %.1f MiB in %d files; %s", float64(total(second))/(1<<20), len(second), spaceLine(f))
 			verifyFiles(t, f, second)
 			must(t, f.Close())
@@ -164,10 +164,10 @@ func TestMixedBGFillData(t *testing.T) {
 	}
 }
 
-// mixedBulk reopens the image runRandom closed and runs n large writes
+// mixedBGBulk reopens the image runRandom closed and runs n large writes
 // (1 to 8 MiB each, so that new chunks are needed), snapshots and unlinks
 // among them, then closes and checks it.
-func (g *rig) mixedBulk(n int) {
+func (g *rig) mixedBGBulk(n int) {
 	g.t.Helper()
 	g.f = openImage(g.t, g.img, g.opts)
 	for i := 0; i < n; i++ {
@@ -184,11 +184,11 @@ func (g *rig) mixedBulk(n int) {
 	checktest.Image(g.t, g.img)
 }
 
-// mixedFill is fillFiles with files of 1 to 6 MiB written in 1 MiB
+// mixedBGFillFiles is fillFiles with files of 1 to 6 MiB written in 1 MiB
 // pieces, incompressible when random is set (half zeros otherwise), with
 // a commit every four files; it returns when a write fails with ENOSPC,
 // having checked the write changed nothing.
-func mixedFill(t *testing.T, f *FS, r *rand.Rand, prefix string, random bool) map[string][]byte {
+func mixedBGFillFiles(t *testing.T, f *FS, r *rand.Rand, prefix string, random bool) map[string][]byte {
 	t.Helper()
 	if !random {
 		return fillFiles(t, f, r, prefix)
@@ -244,7 +244,7 @@ func TestMixedBGRandomFull(t *testing.T) {
 		prefill bool
 	}{
 		// (a compressed run is not prefilled: its writes may never fill
-		// again what a deleted filler left; runRandomFull fills it at
+		// again what a deleted filler left; runRandomOpsFullOn fills it at
 		// the end if the operations did not)
 		{"128MiB,single,prefilled", 128 << 20, []string{"--mixed"}, compress.None, true},
 		{"128MiB,single,zstd", 128 << 20, []string{"--mixed"}, compress.Zstd, false},
@@ -253,7 +253,7 @@ func TestMixedBGRandomFull(t *testing.T) {
 	for i, l := range layouts {
 		t.Run(l.name, func(t *testing.T) {
 			img := sizedImage(t, l.size, l.args...)
-			runRandomFull(t, seed+int64(i), img, Options{Compress: l.comp}, l.prefill, nops)
+			runRandomOpsFullOn(t, seed+int64(i), img, Options{Compress: l.comp}, l.prefill, nops)
 		})
 	}
 }
@@ -267,7 +267,7 @@ func TestMixedBGReservedData(t *testing.T) {
 	img := smallImage(t, "--mixed")
 	f := openImage(t, img, Options{})
 	r := rand.New(rand.NewSource(8))
-	files := mixedFill(t, f, r, "a", true)
+	files := mixedBGFillFiles(t, f, r, "a", true)
 	// Free some space and commit so that there is room to hold.
 	for _, n := range []string{"a000", "a001"} {
 		must(t, f.Unlink(TopLevel, n))
@@ -354,12 +354,12 @@ func TestMixedBGKernelMadeImage(t *testing.T) {
 		put(fmt.Sprintf("small/%03d", i), b)
 	}
 	testutil.Run(t, "btrfs", "subvolume", "snapshot", mnt, filepath.Join(mnt, "ksnap"))
-	snapOf(want, "ksnap/", "")
+	mixedBGSnapOf(want, "ksnap/", "")
 	testutil.Unmount(t, mnt)
 	checktest.Image(t, img)
 
 	f := openImage(t, img, Options{Compress: compress.Zlib})
-	verifyTree(t, f, want)
+	mixedBGVerifyTree(t, f, want)
 	lookup := func(rel string) ondisk.InodeRef {
 		t.Helper()
 		id, _, err := f.Resolve(rel, false)
@@ -391,11 +391,11 @@ func TestMixedBGKernelMadeImage(t *testing.T) {
 	}
 	_, err = f.Snapshot(ondisk.FSTreeObjectID, TopLevel, "usnap", false)
 	must(t, err)
-	snapOf(want, "usnap/", "ksnap/")
-	verifyTree(t, f, want)
+	mixedBGSnapOf(want, "usnap/", "ksnap/")
+	mixedBGVerifyTree(t, f, want)
 	must(t, f.Close())
 	checktest.Image(t, img)
-	mixedChunkTypes(t, img, "single")
+	mixedBGChunkTypes(t, img, "single")
 
 	mnt = testutil.LoopMount(t, img, "ro")
 	got := map[string][]byte{}
@@ -422,9 +422,9 @@ func TestMixedBGKernelMadeImage(t *testing.T) {
 	}
 }
 
-// snapOf adds to files a copy of each under prefix, but those under skip
+// mixedBGSnapOf adds to files a copy of each under prefix, but those under skip
 // (another subvolume, which a snapshot does not hold).
-func snapOf(files map[string][]byte, prefix, skip string) {
+func mixedBGSnapOf(files map[string][]byte, prefix, skip string) {
 	add := map[string][]byte{}
 	for rel, b := range files {
 		if skip == "" || !strings.HasPrefix(rel, skip) {
@@ -436,9 +436,9 @@ func snapOf(files map[string][]byte, prefix, skip string) {
 	}
 }
 
-// verifyTree compares the regular files named in want (relative paths
+// mixedBGVerifyTree compares the regular files named in want (relative paths
 // from the top level) with their content through fsops.
-func verifyTree(t *testing.T, f *FS, want map[string][]byte) {
+func mixedBGVerifyTree(t *testing.T, f *FS, want map[string][]byte) {
 	t.Helper()
 	for rel, b := range want {
 		id, _, err := f.Resolve(rel, false)
@@ -484,14 +484,14 @@ func TestMixedBGDeleteFragmented(t *testing.T) {
 		t.Fatalf("the fragmented file has %d extents, want at least %d", extents, size/8192)
 	}
 	t.Logf("fragmented file written: %d extents; %s", extents, spaceLine(f))
-	files := mixedFill(t, f, r, "a", true)
+	files := mixedBGFillFiles(t, f, r, "a", true)
 	t.Logf("then %d MiB in %d files; %s", total(files)>>20, len(files), spaceLine(f))
 	must(t, f.Unlink(TopLevel, "frag"))
 	notAborted(t, f)
 	must(t, f.Commit())
 	notAborted(t, f)
 	t.Logf("after deleting the fragmented file: %s", spaceLine(f))
-	more := mixedFill(t, f, r, "b", true)
+	more := mixedBGFillFiles(t, f, r, "b", true)
 	if total(more) < size*8/10 {
 		t.Errorf("only %d MiB written after deleting the %d MiB file", total(more)>>20, size>>20)
 	}

@@ -55,6 +55,9 @@ func planChunks(p *params) (*chunkPlan, error) {
 	if p.dataProfile != 0 {
 		steps = append(steps, ondisk.BlockGroupData|p.dataProfile)
 	}
+	if p.mixed() {
+		steps = mixedSteps(p.metaProfile)
+	}
 	for _, typ := range steps {
 		if err := pl.alloc(typ); err != nil {
 			return nil, err
@@ -203,10 +206,11 @@ func (pl *chunkPlan) bytesUsed() uint64 {
 	return n
 }
 
-// find returns the chunk of the given type (system, metadata or data).
+// find returns the chunk of the given type (system, metadata or data); a
+// mixed DATA|METADATA chunk is both metadata and data.
 func (pl *chunkPlan) find(kind uint64) *chunk {
 	for i := range pl.chunks {
-		if pl.chunks[i].Type&ondisk.BlockGroupTypeMask == kind {
+		if t := pl.chunks[i].Type & ondisk.BlockGroupTypeMask; t == kind || t == mixedType && kind&mixedType != 0 {
 			return &pl.chunks[i]
 		}
 	}

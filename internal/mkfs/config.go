@@ -66,6 +66,7 @@ type params struct {
 }
 
 func (p *params) has(incompat uint64) bool   { return p.Features.Incompat&incompat != 0 }
+func (p *params) mixed() bool                { return p.has(ondisk.IncompatMixedGroups) }
 func (p *params) hasRO(compatRO uint64) bool { return p.Features.CompatRO&compatRO != 0 }
 func (p *params) skinny() bool               { return p.has(ondisk.IncompatSkinnyMetadata) }
 func (p *params) freeSpaceTree() bool        { return p.hasRO(ondisk.CompatROFreeSpaceTree) }
@@ -96,22 +97,28 @@ func resolve(cfg Config, devSize uint64) (*params, error) {
 		return nil, fmt.Errorf("invalid sectorsize %d: must be a power of two from %d to %d",
 			p.SectorSize, minSectorSize, maxSectorSize)
 	}
+	if p.Features == (Features{}) {
+		p.Features = DefaultFeatures()
+	}
+	if err := p.Features.check(); err != nil {
+		return nil, err
+	}
 	if p.NodeSize == 0 {
 		p.NodeSize = max(DefaultNodeSize, p.SectorSize)
+		if p.mixed() {
+			p.NodeSize = p.SectorSize
+		}
 	}
 	if err := CheckNodeSize(p.NodeSize, p.SectorSize); err != nil {
 		return nil, err
+	}
+	if p.mixed() && p.NodeSize != p.SectorSize {
+		return nil, fmt.Errorf("illegal nodesize %d (not equal to %d for mixed block group)", p.NodeSize, p.SectorSize)
 	}
 	if !p.Csum.Valid() {
 		return nil, fmt.Errorf("unknown checksum type %d", uint16(p.Csum))
 	}
 	if err := p.resolveProfiles(); err != nil {
-		return nil, err
-	}
-	if p.Features == (Features{}) {
-		p.Features = DefaultFeatures()
-	}
-	if err := p.Features.check(); err != nil {
 		return nil, err
 	}
 	if len(p.Label) >= ondisk.LabelSize {
@@ -135,6 +142,9 @@ func resolve(cfg Config, devSize uint64) (*params, error) {
 }
 
 func (p *params) resolveProfiles() error {
+	if p.mixed() {
+		return p.resolveMixedProfiles()
+	}
 	if p.MetadataProfile == "" {
 		p.MetadataProfile = "dup"
 	}
@@ -163,7 +173,11 @@ func (p *params) resolveSize(devSize uint64) error {
 		return fmt.Errorf("size %d is larger than the device (%d bytes)", size, devSize)
 	}
 	p.totalBytes = size / uint64(p.SectorSize) * uint64(p.SectorSize)
-	if min := MinSize(p.NodeSize, p.metaProfile, p.dataProfile); p.totalBytes < min {
+	min := MinSize(p.NodeSize, p.metaProfile, p.dataProfile)
+	if p.mixed() {
+		min = mixedMinSize(p.NodeSize)
+	}
+	if p.totalBytes < min {
 		return &SizeError{Size: p.totalBytes, Min: min, Profile: p.MetadataProfile}
 	}
 	return nil

@@ -34,7 +34,7 @@ type feature struct {
 }
 
 var featureTable = []feature{
-	{"mixed-bg", ondisk.IncompatMixedGroups, 0, "mixed data and metadata block groups", false},
+	{"mixed-bg", ondisk.IncompatMixedGroups, 0, "mixed data and metadata block groups", true},
 	{"extref", ondisk.IncompatExtendedIref, 0, "increased hardlink limit per file to 65536", true},
 	{"raid56", ondisk.IncompatRaid56, 0, "raid56 extended format", false},
 	{"skinny-metadata", ondisk.IncompatSkinnyMetadata, 0, "reduced-size metadata extent refs", true},
@@ -126,7 +126,7 @@ func (f Features) check() error {
 		}
 	}
 	okIncompat := ondisk.IncompatMixedBackref | ondisk.IncompatExtendedIref |
-		ondisk.IncompatSkinnyMetadata | ondisk.IncompatNoHoles
+		ondisk.IncompatSkinnyMetadata | ondisk.IncompatNoHoles | ondisk.IncompatMixedGroups
 	okRO := ondisk.CompatROFreeSpaceTree | ondisk.CompatROFreeSpaceTreeValid | ondisk.CompatROBlockGroupTree
 	if u := f.Incompat &^ okIncompat; u != 0 {
 		return fmt.Errorf("incompat feature(s) %s not supported by gobtrfs mkfs",

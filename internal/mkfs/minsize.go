@@ -10,7 +10,7 @@ const (
 )
 
 // MinSize is the smallest filesystem mkfs.btrfs accepts for these
-// profiles (mixed block groups are not supported). For DUP metadata and
+// profiles without mixed block groups (mixedMinSize with them). For DUP metadata and
 // single data it is 109 MiB, for single/single 45 MiB. mirrors btrfs_min_dev_size
 func MinSize(nodesize uint32, metaProfile, dataProfile uint64) uint64 {
 	// The reserved first MiB, the temporary system chunk, and the temporary

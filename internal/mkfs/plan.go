@@ -34,6 +34,9 @@ func Resolve(cfg Config, devSize uint64) (*Resolved, error) {
 		return nil, err
 	}
 	r := &Resolved{Config: cfg, TotalBytes: p.totalBytes, MinSize: MinSize(p.NodeSize, p.metaProfile, p.dataProfile)}
+	if p.mixed() {
+		r.MinSize = mixedMinSize(p.NodeSize)
+	}
 	r.NodeSize, r.SectorSize, r.Features = p.NodeSize, p.SectorSize, p.Features
 	r.MetadataProfile, r.DataProfile = p.MetadataProfile, p.DataProfile
 	for _, c := range plan.chunks {

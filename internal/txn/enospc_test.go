@@ -17,15 +17,15 @@ func TestENOSPC(t *testing.T) {
 	for _, args := range [][]string{{}, {"-m", "single"}, {"-R", "^free-space-tree"}} {
 		t.Run(fmt.Sprint(args), func(t *testing.T) {
 			img := mkfs(t, 128<<20, args...)
-			fillDeleteRefill(t, img)
+			enospcFillDeleteRefill(t, img)
 		})
 	}
 }
 
-// fillDeleteRefill fills img with files until allocation fails with
+// enospcFillDeleteRefill fills img with files until allocation fails with
 // ENOSPC, commits, checks, deletes everything, commits, checks, and fills
 // it again to about the same amount.
-func fillDeleteRefill(t *testing.T, img string) {
+func enospcFillDeleteRefill(t *testing.T, img string) {
 	t.Helper()
 	r := rand.New(rand.NewSource(11))
 	fill := func() (uint64, []ondisk.ObjectID) {

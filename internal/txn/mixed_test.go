@@ -14,7 +14,7 @@ import (
 // Images with mixed block groups (mkfs.btrfs --mixed): data and metadata
 // share DATA|METADATA groups.
 
-const mixedBG = ondisk.BlockGroupData | ondisk.BlockGroupMetadata
+const mixedBGFlags = ondisk.BlockGroupData | ondisk.BlockGroupMetadata
 
 // mixedBGKinds fails the test unless every block group of im but the
 // SYSTEM ones is DATA|METADATA with profile (0 single, or DUP).
@@ -24,8 +24,8 @@ func mixedBGKinds(t *testing.T, im *image, profile uint64) {
 		if g.Flags&ondisk.BlockGroupSystem != 0 {
 			continue
 		}
-		if g.Flags != mixedBG|profile {
-			t.Fatalf("%v on a mixed filesystem: want flags %#x", g, mixedBG|profile)
+		if g.Flags != mixedBGFlags|profile {
+			t.Fatalf("%v on a mixed filesystem: want flags %#x", g, mixedBGFlags|profile)
 		}
 	}
 }
@@ -107,7 +107,7 @@ func TestMixedBGFillDeleteRefill(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(l.size>>20, "MiB", l.args), func(t *testing.T) {
 			img := mkfs(t, l.size, l.args...)
-			fillDeleteRefill(t, img)
+			enospcFillDeleteRefill(t, img)
 			im := openImage(t, img)
 			mixedBGKinds(t, im, l.profile)
 			im.close(t)
