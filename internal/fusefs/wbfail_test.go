@@ -26,11 +26,18 @@ import (
 func TestWritebackFailureShowsDisk(t *testing.T) {
 	needFuse(t)
 	for _, c := range []struct {
-		name string
-		o    Options
-	}{{"writeback_cache", Options{}}, {"no_writeback_cache", Options{NoWritebackCache: true}}} {
+		name  string
+		o     Options
+		mixed bool // mkfs.btrfs --mixed: data and metadata share the groups
+	}{{"writeback_cache", Options{}, false}, {"no_writeback_cache", Options{NoWritebackCache: true}, false},
+		{"mixed,writeback_cache", Options{}, true}, {"mixed,no_writeback_cache", Options{NoWritebackCache: true}, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			img := newImage(t, 192<<20) // 112 MiB of data space
+			var img string
+			if c.mixed {
+				img = newMixedBGImage(t, 128<<20)
+			} else {
+				img = newImage(t, 192<<20) // 112 MiB of data space
+			}
 			tm := mountImage(t, img, c.o)
 			fill := func(name string, chunk int, max int) int {
 				f, err := os.Create(tm.path(name))
