@@ -132,10 +132,7 @@ echo "co changed after marker: $(find co -cnewer marker)"`
 	testutil.Unmount(t, kdir)
 	kdir = testutil.LoopMount(t, kimg, "")
 	kout += sh(t, kdir, after)
-	for _, mode := range []struct {
-		name string
-		o    Options
-	}{{"writeback cache", Options{}}, {"no writeback cache", Options{NoWritebackCache: true}}} {
+	for _, mode := range cacheModes {
 		t.Run(mode.name, func(t *testing.T) {
 			img := filepath.Join(t.TempDir(), "ours.img")
 			testutil.Mkfs(t, img, 256<<20)

@@ -96,6 +96,14 @@ func (s *syncBuf) String() string {
 }
 
 // mountImage mounts img at a new directory.
+// cacheModes are the two ways a read-write mount caches data, for tests
+// that run in both: the kernel's writeback cache (the default) and every
+// write sent to the daemon.
+var cacheModes = []struct {
+	name string
+	o    Options
+}{{"writeback_cache", Options{}}, {"no_writeback_cache", Options{NoWritebackCache: true}}}
+
 func mountImage(t testing.TB, img string, o Options) *testMount {
 	t.Helper()
 	needFuse(t)

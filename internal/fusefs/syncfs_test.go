@@ -13,10 +13,7 @@ import (
 // to fail with ENOENT, which syncfs(2) reported.
 func TestSyncfsAfterUnlink(t *testing.T) {
 	needFuse(t)
-	for _, c := range []struct {
-		name string
-		o    Options
-	}{{"writeback_cache", Options{}}, {"no_writeback_cache", Options{NoWritebackCache: true}}} {
+	for _, c := range cacheModes {
 		t.Run(c.name, func(t *testing.T) {
 			img := newImage(t, 256<<20)
 			tm := mountImage(t, img, c.o)

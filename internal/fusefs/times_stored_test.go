@@ -18,10 +18,7 @@ import (
 // cache mode (the default) keeps them in the kernel and sends them with
 // SETATTR; without it the daemon stamps them.
 func TestStoredTimesAreSeen(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		o    Options
-	}{{"writeback_cache", Options{}}, {"no_writeback_cache", Options{NoWritebackCache: true}}} {
+	for _, c := range cacheModes {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			img := newImage(t, 256<<20)
