@@ -86,29 +86,7 @@ func enospcFillDeleteRefill(t *testing.T, img string) {
 func TestMetadataENOSPC(t *testing.T) {
 	img := mkfs(t, 128<<20)
 	im := openImage(t, img)
-	r := rand.New(rand.NewSource(5))
-	var names []string
-	for i := 0; ; i++ {
-		h := im.begin(t)
-		if err := h.Reserve(1); err != nil {
-			if !isNoSpace(err) {
-				t.Fatal(err)
-			}
-			h.End()
-			break
-		}
-		tree, err := h.Tree(5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := fmt.Sprintf("user.%06d", i)
-		setXattr(t, h, tree, 256, name, randBytes(r, 3000))
-		names = append(names, name)
-		h.End()
-		if i%2000 == 1999 {
-			im.commit(t)
-		}
-	}
+	names := fillXattrs(t, im)
 	s := im.fs.Groups().Space(ondisk.BlockGroupMetadata)
 	t.Logf("%d xattrs; metadata %d MiB, free %d KiB, pinned %d KiB; device unallocated %d MiB", len(names),
 		s.Total>>20, s.Free>>10, s.Pinned>>10, im.fs.Groups().Device().Unallocated()>>20)
@@ -171,4 +149,33 @@ func TestAbortOnMetadataExhaustion(t *testing.T) {
 		t.Errorf("reopened at generation %d, last commit was %d", g, lastGen)
 	}
 	im.close(t)
+}
+
+// fillXattrs adds 3000-byte xattrs to inode 256 of the top tree, each
+// reserving first, until Reserve refuses; it returns their names.
+func fillXattrs(t *testing.T, im *image) []string {
+	t.Helper()
+	r := rand.New(rand.NewSource(5))
+	var names []string
+	for i := 0; ; i++ {
+		h := im.begin(t)
+		if err := h.Reserve(1); err != nil {
+			if !isNoSpace(err) {
+				t.Fatal(err)
+			}
+			h.End()
+			return names
+		}
+		tree, err := h.Tree(5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("user.%06d", i)
+		setXattr(t, h, tree, 256, name, randBytes(r, 3000))
+		names = append(names, name)
+		h.End()
+		if i%2000 == 1999 {
+			im.commit(t)
+		}
+	}
 }

@@ -122,29 +122,7 @@ func TestMixedBGFillDeleteRefill(t *testing.T) {
 func TestMixedBGMetadataFill(t *testing.T) {
 	img := mkfs(t, 128<<20, "--mixed")
 	im := openImage(t, img)
-	r := rand.New(rand.NewSource(5))
-	var names []string
-	for i := 0; ; i++ {
-		h := im.begin(t)
-		if err := h.Reserve(1); err != nil {
-			if !isNoSpace(err) {
-				t.Fatal(err)
-			}
-			h.End()
-			break
-		}
-		tree, err := h.Tree(5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := fmt.Sprintf("user.%06d", i)
-		setXattr(t, h, tree, 256, name, randBytes(r, 3000))
-		names = append(names, name)
-		h.End()
-		if i%2000 == 1999 {
-			im.commit(t)
-		}
-	}
+	names := fillXattrs(t, im)
 	s := im.fs.Groups().Space(ondisk.BlockGroupMetadata)
 	t.Logf("%d xattrs; data+metadata %d MiB, free %d KiB, pinned %d KiB; device unallocated %d MiB", len(names),
 		s.Total>>20, s.Free>>10, s.Pinned>>10, im.fs.Groups().Device().Unallocated()>>20)
