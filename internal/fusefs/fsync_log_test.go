@@ -47,7 +47,6 @@ func TestFsyncThroughLogTree(t *testing.T) {
 	if err := tm.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	gen := readSuperOf(t, img).Generation
 	big, err := os.Create(tm.path("big"))
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +69,7 @@ func TestFsyncThroughLogTree(t *testing.T) {
 		must(t, w.Sync())
 		w.Close()
 	}
-	gen = readSuperOf(t, img).Generation
+	gen := readSuperOf(t, img).Generation
 	written := tm.CacheStats().WrittenBytes
 	f, err := os.OpenFile(a, os.O_WRONLY, 0)
 	if err != nil {
