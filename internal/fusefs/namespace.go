@@ -260,6 +260,7 @@ func (n *Node) remove(name string, dir bool) syscall.Errno {
 	}
 	if dies {
 		r.cache.Drop(victim)
+		r.trimMeta() // metarsv.go
 	}
 	return 0
 }
@@ -318,6 +319,7 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	}
 	if dies {
 		r.cache.Drop(victim)
+		r.trimMeta() // metarsv.go
 	}
 	if whiteout {
 		uid, gid, mode := n.owner(ctx, syscall.S_IFCHR)

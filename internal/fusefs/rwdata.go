@@ -35,9 +35,9 @@ func (w wbBackend) WriteBack(k ondisk.InodeRef, off int64, data []byte) error {
 	r.mu.Unlock()
 	var err error
 	if mtime.IsZero() && !r.kernelTimes {
-		_, err = r.ops.WriteAtReserved(k, uint64(off), data, uint64(rsv)) // written at no known time: now
+		_, err = r.ops.WriteAtHeld(k, uint64(off), data, uint64(rsv)) // written at no known time: now
 	} else {
-		_, err = r.ops.WriteAtTimesReserved(k, uint64(off), data, mtime, ctime, uint64(rsv))
+		_, err = r.ops.WriteAtTimesHeld(k, uint64(off), data, mtime, ctime, uint64(rsv))
 	}
 	if err != nil {
 		r.rsv.Add(rsv) // still held (fsops releases it only on success)
@@ -140,6 +140,11 @@ func (r *rwState) readAroundDirty(id ondisk.InodeRef, k ondisk.InodeRef, n, off 
 // writeback cache mode the kernel stamps no time for it: the daemon does.
 func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64, direct bool) (int, error) {
 	r.writes.Add(1)
+	r.unplacedSpans.Add(1)
+	defer r.unplacedSpans.Add(-1) // after the cache counts the range
+	if err := r.holdMeta(); err != nil {
+		return 0, err
+	}
 	need := sectorSpan(off, len(data))
 	r.unplaced.Add(need)
 	held, err := r.reserve(id, off, len(data), need)
@@ -392,6 +397,7 @@ func (r *rwState) writesQuiet(quiet, limit time.Duration) {
 // the log tree (no commit) or, where fsops cannot log it, a full commit.
 func (r *rwState) fsync(id ondisk.InodeRef) error {
 	err := r.cache.FsyncEach(id, &r.wbMu) // wbMu around each range, as flushAll
+	r.trimMeta()
 	if err != nil {
 		return err
 	}

@@ -44,10 +44,15 @@ func (f *Engine) globalReserve() uint64 {
 // commitReserve is the part of the global reserve that only commits use.
 func (f *Engine) commitReserve() uint64 { return f.globalReserve() / 2 }
 
-// metaAvail is the metadata space neither used, pinned, nor reserved.
-func (f *Engine) metaAvail() uint64 {
+// metaAvail is the metadata space neither used, pinned, nor reserved;
+// unless held, less what HoldMeta holds for buffered data.
+func (f *Engine) metaAvail(held bool) uint64 {
 	s := f.groups.Space(ondisk.BlockGroupMetadata)
-	return s.Free - min(s.Free, f.metaRsv)
+	used := f.metaRsv
+	if !held {
+		used += f.metaHeld.Load()
+	}
+	return s.Free - min(s.Free, used)
 }
 
 // Reserve reserves metadata space for changing items items; it fails with
@@ -59,6 +64,79 @@ func (h *Handle) Reserve(items int) error { return h.reserve(items, false) }
 // ReserveForDelete is Reserve for operations that free space: it may dip
 // into the global reserve. mirrors btrfs_start_transaction_fallback_global_rsv
 func (h *Handle) ReserveForDelete(items int) error { return h.reserve(items, true) }
+
+// Metadata for buffered data.
+//
+// Writing buffered data back needs metadata (file extent, extent and
+// checksum items), and the data was accepted long before: the kernel
+// reserves that metadata at write(2) with the data
+// (btrfs_delalloc_reserve_metadata), so that writeback cannot fail for
+// the lack of it when something else filled the metadata space
+// meanwhile. HoldMeta is that reservation, kept by the caller's page cache
+// outside any handle: no other handle may use it (metaAvail), while a
+// handle that writes buffered data back (UseHeldMeta) may, for its own
+// reservation and the metadata its data extents need. The holder gives
+// back (ReleaseMeta) what it no longer needs as its buffered data shrinks.
+
+// HoldMeta holds metadata for changing items items at the writeback of
+// buffered data, beyond this handle (until ReleaseMeta), and returns the
+// bytes held; it fails as Reserve does, holding nothing. When mayGrow is
+// false it neither adds a chunk nor commits: the caller may first write
+// back what it buffered, which gives back what it holds.
+// mirrors btrfs_delalloc_reserve_metadata
+func (h *Handle) HoldMeta(items int, mayGrow bool) (uint64, error) {
+	if err := h.check(); err != nil {
+		return 0, err
+	}
+	f := h.f
+	need := f.itemCost(items)
+	if !mayGrow {
+		if f.metaAvail(false) >= need+f.globalReserve() {
+			f.metaHeld.Add(need)
+			return need, nil
+		}
+		return 0, fmt.Errorf("txn: hold metadata for %d items (%d bytes, %d available): %w",
+			items, need, f.metaAvail(false), syscall.ENOSPC)
+	}
+	r := &Handle{f: f}
+	if err := r.reserve(items, false); err != nil {
+		return 0, err
+	}
+	// moved from the handle's reservation to the held one
+	f.metaRsv -= min(f.metaRsv, r.rsv)
+	f.metaHeld.Add(r.rsv)
+	return r.rsv, nil
+}
+
+// ReleaseMeta gives back n bytes held by HoldMeta. It needs no handle.
+func (f *Engine) ReleaseMeta(n uint64) {
+	for {
+		h := f.metaHeld.Load()
+		if f.metaHeld.CompareAndSwap(h, h-min(h, n)) {
+			return
+		}
+	}
+}
+
+// MetaRoom is about the metadata a new reservation could take: the free
+// space of the metadata groups less what HoldMeta holds and the global
+// reserve, plus the device's unallocated space (a new metadata chunk).
+// It takes no handle: handles running meanwhile are not counted.
+func (f *Engine) MetaRoom() uint64 {
+	s := f.groups.Space(ondisk.BlockGroupMetadata)
+	used := f.metaHeld.Load() + f.globalReserve()
+	return s.Free - min(s.Free, used) + f.groups.Device().Unallocated()
+}
+
+// MetaHeld is the metadata HoldMeta holds.
+func (f *Engine) MetaHeld() uint64 { return f.metaHeld.Load() }
+
+// ItemCost is the metadata Reserve holds for items items.
+func (f *Engine) ItemCost(items int) uint64 { return f.itemCost(items) }
+
+// UseHeldMeta lets the handle use the metadata held for buffered data: it
+// writes such data back.
+func (h *Handle) UseHeldMeta() { h.held = true }
 
 func (h *Handle) reserve(items int, global bool) error {
 	if err := h.check(); err != nil {
@@ -74,7 +152,7 @@ func (h *Handle) reserve(items int, global bool) error {
 			// tree updates: with that gone a commit cannot finish.
 			floor = f.commitReserve()
 		}
-		if f.metaAvail() >= need+floor {
+		if f.metaAvail(h.held) >= need+floor {
 			f.metaRsv += need
 			h.rsv += need
 			return nil
@@ -96,7 +174,7 @@ func (h *Handle) reserve(items int, global bool) error {
 			}
 		}
 		return fmt.Errorf("txn: reserve metadata for %d items (%d bytes, %d available): %w",
-			items, need, f.metaAvail(), syscall.ENOSPC)
+			items, need, f.metaAvail(h.held), syscall.ENOSPC)
 	}
 }
 
@@ -118,12 +196,12 @@ func (f *Engine) allocChunk(kind uint64) (*blockgroup.Group, error) {
 
 // metaForData makes sure a data allocation leaves the metadata it needs (its
 // file extent, extent and checksum items) outside the global reserve.
-func (f *Engine) metaForData() error {
+func (f *Engine) metaForData(held bool) error {
 	need := f.itemCost(2) + f.globalReserve()
-	if f.metaAvail() >= need {
+	if f.metaAvail(held) >= need {
 		return nil
 	}
-	if _, err := f.allocChunk(ondisk.BlockGroupMetadata); err == nil && f.metaAvail() >= need {
+	if _, err := f.allocChunk(ondisk.BlockGroupMetadata); err == nil && f.metaAvail(held) >= need {
 		return nil
 	}
 	return fmt.Errorf("txn: metadata space for a data extent: %w", syscall.ENOSPC)

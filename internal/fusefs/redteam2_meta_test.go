@@ -1,0 +1,167 @@
+package fusefs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gobtrfs/gobtrfs"
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
+)
+
+// red2FillData writes 1 MiB chunks (each fsync'd, so no cache holds them)
+// into name until the filesystem refuses one: every chunk the device had
+// left is then a data chunk. It returns the MiB stored.
+func red2FillData(t *testing.T, tm *testMount, name string) int {
+	t.Helper()
+	f, err := os.Create(tm.path(name))
+	must(t, err)
+	defer f.Close()
+	chunk := bytes.Repeat([]byte{0x5e}, 1<<20)
+	n := 0
+	for ; n < 1000; n++ {
+		if _, err := f.WriteAt(chunk, int64(n)<<20); err != nil {
+			break
+		}
+		if err := f.Sync(); err != nil {
+			break
+		}
+	}
+	// what the last refused chunk left (a refused fsync leaves the
+	// kernel's size): cut to what was stored
+	must(t, f.Truncate(int64(n)<<20))
+	must(t, f.Sync())
+	return n
+}
+
+// red2FillMeta fills the metadata space with xattrs of 12 KiB on a new
+// file name (one leaf each) until setxattr fails. It returns how many
+// were set and the error that stopped it.
+func red2FillMeta(t *testing.T, tm *testMount, name string) (int, error) {
+	t.Helper()
+	p := tm.path(name)
+	must(t, os.WriteFile(p, nil, 0o644))
+	v := bytes.Repeat([]byte{0x3c}, 12<<10)
+	for i := 0; i < 100000; i++ {
+		if err := unix.Setxattr(p, fmt.Sprintf("user.red2.%06d", i), v, 0); err != nil {
+			return i, err
+		}
+	}
+	return 100000, nil
+}
+
+// TestRed2MetaFullKeepsBuffered: data buffered (write(2) returned) while
+// there is data space, then the metadata space filled by something else
+// (xattrs) on a device with no room for a new metadata chunk. Writing
+// the buffered data back needs metadata too (its file extent, extent and
+// checksum items): kernel btrfs reserves that at write(2) with the data
+// (btrfs_delalloc_reserve_metadata), so the fsync that follows succeeds
+// and the bytes are on disk. Both cache modes.
+func TestRed2MetaFullKeepsBuffered(t *testing.T) {
+	needFuse(t)
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{{"no_writeback_cache", Options{NoWritebackCache: true}}, {"writeback_cache", Options{}}} {
+		t.Run(c.name, func(t *testing.T) {
+			img := newImage(t, 192<<20)
+			tm := mountImage(t, img, c.o)
+			mib := red2FillData(t, tm, "fill")
+			// 24 MiB of data space back, in the data chunks
+			must(t, os.Truncate(tm.path("fill"), int64(mib-24)<<20))
+			must(t, tm.Sync())
+			want := make([]byte, 4<<20)
+			rand.New(rand.NewSource(2)).Read(want)
+			f, err := os.Create(tm.path("buf"))
+			must(t, err)
+			defer f.Close()
+			// many small writes apart: many extents to write back
+			accepted := 0
+			var werr error
+			for off := 0; off < len(want); off += 64 << 10 {
+				if _, werr = f.WriteAt(want[off:off+16<<10], int64(off)); werr != nil {
+					break
+				}
+				accepted = off + 16<<10
+			}
+			must(t, os.WriteFile(tm.path("late"), nil, 0o644)) // written with the metadata full
+			n, xerr := red2FillMeta(t, tm, "meta")
+			t.Logf("data: %d MiB filled; buf: %d bytes accepted (%v); %d xattrs of 12 KiB before %v", mib, accepted, werr, n, xerr)
+			if !errors.Is(xerr, syscall.ENOSPC) {
+				t.Fatalf("setxattr stopped with %v, want ENOSPC", xerr)
+			}
+			serr := f.Sync()
+			cerr := f.Close()
+			if werr == nil && (serr != nil || cerr != nil) {
+				// With the writeback cache the kernel took write(2)
+				// before the daemon saw it (and while there was room):
+				// its refusal can only come at fsync (wbfail.go). With
+				// every write sent to the daemon, write(2) itself
+				// refuses what cannot be stored.
+				if c.o.NoWritebackCache {
+					t.Errorf("every write(2) was accepted, then fsync: %v, close: %v", serr, cerr)
+				} else {
+					t.Logf("writeback cache: fsync %v, close %v", serr, cerr)
+				}
+			}
+			if serr != nil {
+				accepted = 0 // not promised
+			}
+			// A file opened now, with the metadata full: a write(2) that
+			// returns has its bytes stored, or the filesystem refused it.
+			g, err := os.OpenFile(tm.path("late"), os.O_WRONLY, 0)
+			var late []byte
+			if err == nil {
+				b := bytes.Repeat([]byte{0x1a}, 64<<10)
+				for i := 0; i < 64; i++ {
+					if _, err := g.Write(b); err != nil {
+						t.Logf("late: write %d: %v", i, err)
+						break
+					}
+					late = append(late, b...)
+				}
+				if err := g.Sync(); err != nil {
+					t.Errorf("late: %d bytes taken by write(2) with the metadata full, then fsync: %v", len(late), err)
+					late = nil
+				}
+				g.Close()
+			} else {
+				t.Logf("late: create: %v", err)
+			}
+			shownBuf, _ := os.ReadFile(tm.path("buf"))
+			if msgs := tm.logBuf.String(); msgs != "" {
+				t.Logf("daemon said:\n%s", firstLines(msgs, 10))
+			}
+			// deleting works on the full filesystem, and gives space back
+			must(t, os.Remove(tm.path("meta")))
+			must(t, tm.Sync())
+			must(t, os.WriteFile(tm.path("after"), bytes.Repeat([]byte{7}, 64<<10), 0o644))
+			tm.unmount()
+			fsys, err := gobtrfs.Open(img, nil)
+			must(t, err)
+			got, err := fsys.ReadFile("buf")
+			must(t, err)
+			gotLate, lerr := fsys.ReadFile("late")
+			fsys.Close()
+			if !bytes.Equal(shownBuf, got) {
+				t.Errorf("buf: the mount showed %d bytes, %d on disk", len(shownBuf), len(got))
+			}
+			for off := 0; off < accepted; off += 64 << 10 {
+				if off+16<<10 > len(got) || !bytes.Equal(got[off:off+16<<10], want[off:off+16<<10]) {
+					t.Errorf("buf at %d: accepted bytes not on disk (file %d bytes)", off, len(got))
+					break
+				}
+			}
+			if len(late) > 0 && (lerr != nil || !bytes.Equal(gotLate[:min(len(late), len(gotLate))], late) || len(gotLate) < len(late)) {
+				t.Errorf("late: %d bytes fsync'd, %d on disk (%v)", len(late), len(gotLate), lerr)
+			}
+			checktest.Image(t, img)
+		})
+	}
+}
