@@ -48,7 +48,11 @@ func (r *rwState) metaWant() int64 {
 // unplacedSpans. As reserve does for data, when fsops refuses it writes
 // everything back first (which needs less than it holds), then lets fsops
 // add a metadata chunk or commit, and only then fails with ENOSPC.
-func (r *rwState) holdMeta() error {
+func (r *rwState) holdMeta() error { return r.holdMetaWith(r.flushAll) }
+
+// holdMetaWith is holdMeta with flush as the way to write everything
+// back (a caller holding wbMu cannot use flushAll).
+func (r *rwState) holdMetaWith(flush func() error) error {
 	try := func(mayGrow bool) (bool, error) {
 		want := r.metaWant()
 		have := r.meta.Load()
@@ -77,9 +81,10 @@ func (r *rwState) holdMeta() error {
 	if ok, err := try(false); ok || err != nil {
 		return err
 	}
-	if err := r.flushAll(); err != nil && !errors.Is(err, syscall.ENOSPC) {
+	if err := flush(); err != nil && !errors.Is(err, syscall.ENOSPC) {
 		return err
 	}
+	r.trimMeta()
 	if ok, err := try(false); ok || err != nil {
 		return err
 	}

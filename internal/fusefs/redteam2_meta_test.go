@@ -165,3 +165,60 @@ func TestRed2MetaFullKeepsBuffered(t *testing.T) {
 		})
 	}
 }
+
+// TestRed2CopyRangeWhenFull: copy_file_range at offsets no reflink can
+// take copies through the page cache; near a full filesystem the copy
+// must be refused (or come up short) at the call, never be taken and
+// then lost at writeback: the bytes the call reported copied are on disk
+// after fsync, and the mount shows what is on disk.
+func TestRed2CopyRangeWhenFull(t *testing.T) {
+	needFuse(t)
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{{"no_writeback_cache", Options{NoWritebackCache: true}}, {"writeback_cache", Options{}}} {
+		t.Run(c.name, func(t *testing.T) {
+			img := newImage(t, 192<<20)
+			tm := mountImage(t, img, c.o)
+			src := make([]byte, 24<<20)
+			rand.New(rand.NewSource(3)).Read(src)
+			must(t, os.WriteFile(tm.path("src"), src, 0o644))
+			must(t, os.WriteFile(tm.path("dst"), nil, 0o644))
+			mib := red2FillData(t, tm, "fill")
+			must(t, os.Truncate(tm.path("fill"), int64(mib-4)<<20)) // 4 MiB free
+			must(t, tm.Sync())
+			sf, err := os.Open(tm.path("src"))
+			must(t, err)
+			defer sf.Close()
+			df, err := os.OpenFile(tm.path("dst"), os.O_WRONLY, 0)
+			must(t, err)
+			// unaligned: no reflink
+			soff, doff := int64(100), int64(7)
+			n, cerr := unix.CopyFileRange(int(sf.Fd()), &soff, int(df.Fd()), &doff, 16<<20, 0)
+			serr := df.Sync()
+			df.Close()
+			sf.Close()
+			t.Logf("copy_file_range of 16 MiB with 4 MiB free: %d, %v; fsync: %v", n, cerr, serr)
+			if n > 0 && serr != nil {
+				t.Errorf("copy_file_range reported %d bytes copied, then fsync: %v", n, serr)
+			}
+			shown, err := os.ReadFile(tm.path("dst"))
+			must(t, err)
+			tm.unmount()
+			fsys, err := gobtrfs.Open(img, nil)
+			must(t, err)
+			got, err := fsys.ReadFile("dst")
+			fsys.Close()
+			must(t, err)
+			if !bytes.Equal(shown, got) {
+				t.Errorf("dst: the mount showed %d bytes, %d on disk", len(shown), len(got))
+			}
+			if serr == nil && n > 0 {
+				if len(got) < 7+n || !bytes.Equal(got[7:7+n], src[100:100+n]) {
+					t.Errorf("dst: %d bytes copied and fsync'd, not on disk (%d bytes)", n, len(got))
+				}
+			}
+			checktest.Image(t, img)
+		})
+	}
+}

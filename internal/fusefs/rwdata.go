@@ -184,6 +184,12 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64, direct bool)
 // preallocated extents, not shared), as seed 001's fix orders it: then it
 // is taken holding nothing.
 func (r *rwState) reserve(id ondisk.InodeRef, off int64, n int, need int64) (int64, error) {
+	return r.reserveWith(id, off, n, need, r.flushAll)
+}
+
+// reserveWith is reserve with flush as the way to write everything back
+// (a caller holding wbMu cannot use flushAll).
+func (r *rwState) reserveWith(id ondisk.InodeRef, off int64, n int, need int64, flush func() error) (int64, error) {
 	try := func() bool {
 		if r.ops.ReserveData(uint64(need)) != nil {
 			return false
@@ -194,7 +200,7 @@ func (r *rwState) reserve(id ondisk.InodeRef, off int64, n int, need int64) (int
 	if try() {
 		return need, nil
 	}
-	if err := r.flushAll(); err != nil && !errors.Is(err, syscall.ENOSPC) {
+	if err := flush(); err != nil && !errors.Is(err, syscall.ENOSPC) {
 		return 0, err
 	}
 	r.trimReserve()
@@ -592,7 +598,11 @@ func (r *rwState) copyRange(src ondisk.InodeRef, srcOff uint64, dst ondisk.Inode
 			return 0, err
 		}
 	}
-	return n, r.copyBuffered(src, srcOff, dst, dstOff, n)
+	done, err := r.copyBuffered(src, srcOff, dst, dstOff, n)
+	if done > 0 {
+		return done, nil // a short copy: the caller asks again for the rest
+	}
+	return 0, err
 }
 
 // canClone reports whether the ranges meet the reflink rules: sector
@@ -612,32 +622,70 @@ func (r *rwState) canClone(src ondisk.InodeRef, srcOff uint64, dst ondisk.InodeR
 	return true
 }
 
-// copyBuffered copies through the page cache. Caller holds wbMu.
-func (r *rwState) copyBuffered(src ondisk.InodeRef, srcOff uint64, dst ondisk.InodeRef, dstOff uint64, n uint64) error {
+// copyBuffered copies through the page cache and returns the bytes
+// copied. Caller holds wbMu. Each piece holds its data space and
+// metadata as a WRITE does (write): a copy the filesystem has no room
+// for comes up short, or fails with ENOSPC when nothing was copied, as on
+// the kernel's btrfs (whose copy falls back to splicing through its
+// buffered write). Before, the bytes were taken and their writeback
+// failed: fsync said ENOSPC and the unmount lost them.
+func (r *rwState) copyBuffered(src ondisk.InodeRef, srcOff uint64, dst ondisk.InodeRef, dstOff uint64, n uint64) (uint64, error) {
 	const chunk = 1 << 20
-	for done := uint64(0); done < n; {
+	// we hold wbMu: make room with the writeback that needs no wbMu
+	flush := func() error {
+		err := r.cache.Sync()
+		r.trimReserve()
+		return err
+	}
+	done := uint64(0)
+	defer func() {
+		if done > 0 && !r.kernelTimes {
+			now := now()
+			r.mu.Lock()
+			if st := r.open[dst]; st != nil {
+				st.mtime, st.lastWrite = now, now
+			}
+			r.mu.Unlock()
+		}
+	}()
+	for done < n {
 		c := min(chunk, n-done)
 		data, err := r.ops.ReadAt(src, srcOff+done, int(c))
 		if err != nil {
-			return err
+			return done, err
 		}
 		if len(data) == 0 {
 			break
 		}
-		if err := r.cache.Write(dst, int64(dstOff+done), data); err != nil {
-			return err
+		if err := r.copyPiece(dst, int64(dstOff+done), data, flush); err != nil {
+			return done, err
 		}
 		done += uint64(len(data))
 	}
-	if !r.kernelTimes {
-		now := now()
-		r.mu.Lock()
-		if st := r.open[dst]; st != nil {
-			st.mtime, st.lastWrite = now, now
-		}
-		r.mu.Unlock()
+	return done, nil
+}
+
+// copyPiece buffers data at off of id for copyBuffered: its metadata and
+// data space held first (holdMetaWith, reserveWith, with flush to make room).
+func (r *rwState) copyPiece(id ondisk.InodeRef, off int64, data []byte, flush func() error) error {
+	r.unplacedSpans.Add(1)
+	defer r.unplacedSpans.Add(-1)
+	if err := r.holdMetaWith(flush); err != nil {
+		return err
 	}
-	return nil
+	need := sectorSpan(off, len(data))
+	r.unplaced.Add(need)
+	held, err := r.reserveWith(id, off, len(data), need, flush)
+	if err != nil {
+		r.unplaced.Add(-need)
+		return err
+	}
+	err = r.cache.Write(id, off, data)
+	r.unplaced.Add(-need)
+	if err != nil {
+		r.unreserve(held)
+	}
+	return err
 }
 
 // flusher writes back and commits every interval, and writes back early
