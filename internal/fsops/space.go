@@ -377,6 +377,9 @@ func (f *FS) HoldMeta(items int, mayGrow bool) (uint64, error) {
 // ReleaseMeta gives back n bytes held by HoldMeta.
 func (f *FS) ReleaseMeta(n uint64) { f.tx.ReleaseMeta(n) }
 
+// MetaHeld is the metadata HoldMeta holds.
+func (f *FS) MetaHeld() uint64 { return f.tx.MetaHeld() }
+
 // MetaItemBytes is the metadata held for items items.
 func (f *FS) MetaItemBytes(items int) uint64 { return f.tx.ItemCost(items) }
 

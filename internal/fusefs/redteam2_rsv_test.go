@@ -1,0 +1,107 @@
+package fusefs
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
+)
+
+// TestRed2ReservationsComeBack: several writers race to fill the
+// filesystem with buffered writes, truncating and unlinking files whose
+// bytes are still buffered; once every file is deleted and synced, the
+// mount holds no data space and no metadata (its pools and fsops'
+// counters are zero), and a new file takes as much as on the fresh
+// filesystem.
+func TestRed2ReservationsComeBack(t *testing.T) {
+	needFuse(t)
+	seed := *seedFlag
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	t.Logf("seed %d (replay with -seed)", seed)
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{{"no_writeback_cache", Options{NoWritebackCache: true}}, {"writeback_cache", Options{}}} {
+		t.Run(c.name, func(t *testing.T) {
+			img := newImage(t, 192<<20)
+			tm := mountImage(t, img, c.o)
+			fresh := red2FillData(t, tm, "fresh")
+			must(t, os.Remove(tm.path("fresh")))
+			must(t, tm.Sync())
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var names []string
+			for g := 0; g < 4; g++ {
+				wg.Add(1)
+				go func(g int) {
+					defer wg.Done()
+					rng := rand.New(rand.NewSource(seed + int64(g)))
+					fails := 0
+					for i := 0; fails < 8 && i < 400; i++ {
+						name := fmt.Sprintf("g%d-%03d", g, i)
+						f, err := os.Create(tm.path(name))
+						if err != nil {
+							fails++
+							continue
+						}
+						size := rng.Intn(3<<20) + 1
+						buf := make([]byte, 4096+rng.Intn(60000))
+						rng.Read(buf)
+						for off := 0; off < size; off += len(buf) {
+							at := int64(off)
+							if rng.Intn(4) == 0 {
+								at = int64(rng.Intn(size))
+							}
+							if _, err := f.WriteAt(buf, at); err != nil {
+								fails++
+								break
+							}
+						}
+						switch rng.Intn(6) {
+						case 0:
+							f.Truncate(int64(rng.Intn(size)))
+						case 1:
+							os.Remove(tm.path(name))
+						case 2:
+							f.Sync()
+						}
+						f.Close()
+						mu.Lock()
+						names = append(names, name)
+						mu.Unlock()
+					}
+				}(g)
+			}
+			wg.Wait()
+			for _, n := range names {
+				os.Remove(tm.path(n))
+			}
+			must(t, tm.Sync())
+			r := tm.m.rw
+			// the releases of the last closes come after close(2)
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) && (r.rsv.Load() != 0 || r.meta.Load() != 0) {
+				time.Sleep(50 * time.Millisecond)
+				must(t, tm.Sync())
+			}
+			st := r.ops.Stats()
+			if r.rsv.Load() != 0 || r.meta.Load() != 0 || st.DataReserved != 0 || r.ops.MetaHeld() != 0 {
+				t.Errorf("with nothing buffered: the mount holds %d bytes of data space and %d of metadata; fsops counts %d and %d",
+					r.rsv.Load(), r.meta.Load(), st.DataReserved, r.ops.MetaHeld())
+			}
+			again := red2FillData(t, tm, "again")
+			t.Logf("fresh filesystem took %d MiB, after the race and the deletes %d MiB", fresh, again)
+			if again < fresh-2 {
+				t.Errorf("after deleting everything only %d MiB fit, %d on the fresh filesystem", again, fresh)
+			}
+			tm.unmount()
+			checktest.Image(t, img)
+		})
+	}
+}
