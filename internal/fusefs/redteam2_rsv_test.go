@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 )
 
@@ -104,4 +106,69 @@ func TestRed2ReservationsComeBack(t *testing.T) {
 			checktest.Image(t, img)
 		})
 	}
+}
+
+// TestRed2MmapWhenFull: a shared mapping written near a full filesystem
+// (the helper process writes 8 MiB into a sparse 16 MiB file with 2 MiB
+// free, then msync): msync succeeds only with the bytes stored, and the
+// mount shows what is on disk, in both cache modes.
+func TestRed2MmapWhenFull(t *testing.T) {
+	needFuse(t)
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{{"no_writeback_cache", Options{NoWritebackCache: true}}, {"writeback_cache", Options{}}} {
+		t.Run(c.name, func(t *testing.T) {
+			img := newImage(t, 192<<20)
+			tm := mountImage(t, img, c.o)
+			must(t, os.WriteFile(tm.path("m"), nil, 0o644))
+			must(t, os.Truncate(tm.path("m"), 16<<20))
+			mib := red2FillData(t, tm, "fill")
+			must(t, os.Truncate(tm.path("fill"), int64(mib-2)<<20))
+			must(t, tm.Sync())
+			data := make([]byte, 8<<20)
+			rand.New(rand.NewSource(5)).Read(data)
+			keep, err := os.Open(tm.path("m")) // open meanwhile
+			must(t, err)
+			_, merr := mmapRun("write", tm.path("m"), 16<<20, 4096, data)
+			t.Logf("mmap write of 8 MiB with 2 MiB free: %v", merr)
+			shownOpen := make([]byte, 16<<20)
+			k, _ := keep.ReadAt(shownOpen, 0)
+			shownOpen = shownOpen[:k]
+			keep.Close()
+			time.Sleep(100 * time.Millisecond) // the RELEASE
+			shown, err := os.ReadFile(tm.path("m"))
+			must(t, err)
+			if msgs := tm.logBuf.String(); msgs != "" {
+				t.Logf("daemon said:\n%s", firstLines(msgs, 6))
+			}
+			tm.unmount()
+			fsys, err := gobtrfs.Open(img, nil)
+			must(t, err)
+			got, err := fsys.ReadFile("m")
+			fsys.Close()
+			must(t, err)
+			if !bytes.Equal(shown, got) {
+				t.Errorf("m: the mount showed %d bytes, %d on disk, %d differ", len(shown), len(got), red2Diff(shown, got))
+			}
+			if !bytes.Equal(shownOpen, got) {
+				t.Logf("known: while another open held it, m showed %d bytes not on disk (a refused writeback's pages stay in the kernel's cache until the last close)", red2Diff(shownOpen, got))
+			}
+			if merr == nil && !bytes.Equal(got[4096:4096+len(data)], data) {
+				t.Errorf("msync succeeded, the bytes are not on disk")
+			}
+			checktest.Image(t, img)
+		})
+	}
+}
+
+// red2Diff counts the bytes where a and b differ (the longer one's tail too).
+func red2Diff(a, b []byte) int {
+	n := max(len(a), len(b)) - min(len(a), len(b))
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			n++
+		}
+	}
+	return n
 }
