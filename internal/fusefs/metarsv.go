@@ -19,8 +19,9 @@ import (
 // number of ranges (pagecache.Cache.Spans): metaSpanItems each, and
 // metaBaseItems for the reservation of the one writeback running. Other
 // operations cannot use it; writebacks (fsops.WriteAtHeld) can. The pool
-// grows by at least metaSlackItems at a time and is trimmed when the
-// ranges are written back or dropped (trimMeta).
+// grows by at least metaGrowItems at a time, by no more than half the free
+// metadata without a writeback first (txn.Handle.HoldMeta), and is
+// trimmed when the ranges are written back or dropped (trimMeta).
 const (
 	// metaBaseItems: what one writeback reserves for itself (fsops'
 	// write: the extents it replaces, the new extent and its checksums,
@@ -29,8 +30,10 @@ const (
 	// metaSpanItems: what a range's writeback changes: a range is at most
 	// 8 MiB (pagecache's maxSpan), one extent and one checksum leaf.
 	metaSpanItems = 2
-	// metaSlackItems: the step the pool grows by, and the surplus a trim
-	// leaves, so that a stream of writes asks fsops rarely.
+	// metaGrowItems: the step the pool grows by (when that fits), so that
+	// writes ask fsops (which waits for the running operation) rarely;
+	// metaSlackItems: the surplus a trim leaves.
+	metaGrowItems  = 32
 	metaSlackItems = 8
 )
 
@@ -61,7 +64,7 @@ func (r *rwState) holdMetaWith(flush func() error) error {
 		}
 		item := int64(r.ops.MetaItemBytes(1))
 		items := int((want - have + item - 1) / item)
-		n, err := r.ops.HoldMeta(max(items, metaSlackItems), mayGrow)
+		n, err := r.ops.HoldMeta(max(items, metaGrowItems), mayGrow)
 		if err == nil {
 			r.meta.Add(int64(n))
 			return true, nil
@@ -70,7 +73,7 @@ func (r *rwState) holdMetaWith(flush func() error) error {
 			return false, err
 		}
 		// the whole step may not fit where the items needed do
-		if items < metaSlackItems {
+		if items < metaGrowItems {
 			if n, err := r.ops.HoldMeta(items, mayGrow); err == nil {
 				r.meta.Add(int64(n))
 				return true, nil

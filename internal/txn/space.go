@@ -81,8 +81,10 @@ func (h *Handle) ReserveForDelete(items int) error { return h.reserve(items, tru
 // HoldMeta holds metadata for changing items items at the writeback of
 // buffered data, beyond this handle (until ReleaseMeta), and returns the
 // bytes held; it fails as Reserve does, holding nothing. When mayGrow is
-// false it neither adds a chunk nor commits: the caller may first write
-// back what it buffered, which gives back what it holds.
+// false it neither adds a chunk nor commits, and holds no more than half
+// the free metadata (so that a large hold cannot make other operations
+// add chunks): the caller first writes back what it buffered, which
+// gives back what it holds.
 // mirrors btrfs_delalloc_reserve_metadata
 func (h *Handle) HoldMeta(items int, mayGrow bool) (uint64, error) {
 	if err := h.check(); err != nil {
@@ -91,7 +93,10 @@ func (h *Handle) HoldMeta(items int, mayGrow bool) (uint64, error) {
 	f := h.f
 	need := f.itemCost(items)
 	if !mayGrow {
-		if f.metaAvail(false) >= need+f.globalReserve() {
+		// at most half of what is free: the holder's estimate is the
+		// worst case (BTRFS_MAX_LEVEL blocks per item), and other
+		// operations short of room would add metadata chunks for it
+		if held := f.metaHeld.Load() + need; f.metaAvail(false) >= need+f.globalReserve()+held {
 			f.metaHeld.Add(need)
 			return need, nil
 		}
