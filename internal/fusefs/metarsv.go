@@ -114,3 +114,22 @@ func (r *rwState) trimMeta() {
 		}
 	}
 }
+
+// withRoom runs fn, an operation that reserves metadata, and when it
+// finds no room while metadata is held for buffered data, writes that
+// data back (which gives back what it holds) and runs fn again: the
+// kernel flushes delalloc for a reservation that fails (flush_space's
+// FLUSH_DELALLOC), so a create beside a pending write fits as it does
+// without one. fn must change nothing when it fails with ENOSPC (fsops
+// reserves first). Callers may hold nsMu (flushAll takes wbMu after it,
+// as released does), never wbMu.
+func (r *rwState) withRoom(fn func() error) error {
+	err := fn()
+	if !errors.Is(err, syscall.ENOSPC) || r.meta.Load() == 0 {
+		return err
+	}
+	if ferr := r.flushAll(); ferr != nil && !errors.Is(ferr, syscall.ENOSPC) {
+		return err
+	}
+	return fn()
+}
