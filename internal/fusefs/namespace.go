@@ -334,7 +334,7 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 		}
 		victim, dies = r.prepareRemove(np.id, newName, sx.Mode&syscall.S_IFMT == syscall.S_IFDIR)
 	}
-	if err := r.ops.Rename(n.id, name, np.id, newName, flags); err != nil {
+	if err := r.withRoom(func() error { return r.ops.Rename(n.id, name, np.id, newName, flags) }); err != nil { // metarsv.go
 		return n.m.errnoOf("rename "+name+" in", n.id, err)
 	}
 	if dies {
