@@ -91,10 +91,23 @@ func TestRed2MetaFullKeepsBuffered(t *testing.T) {
 				accepted = off + 16<<10
 			}
 			must(t, os.WriteFile(tm.path("late"), nil, 0o644)) // written with the metadata full
+			for i := 0; i < 20; i++ { // deleted with the metadata full, data buffered
+				must(t, os.WriteFile(tm.path(fmt.Sprintf("victim%d", i)), bytes.Repeat([]byte{1}, 5000), 0o644))
+			}
+			must(t, os.Mkdir(tm.path("vdir"), 0o755))
 			n, xerr := red2FillMeta(t, tm, "meta")
 			t.Logf("data: %d MiB filled; buf: %d bytes accepted (%v); %d xattrs of 12 KiB before %v", mib, accepted, werr, n, xerr)
 			if !errors.Is(xerr, syscall.ENOSPC) {
 				t.Fatalf("setxattr stopped with %v, want ENOSPC", xerr)
+			}
+			for i := 0; i < 20; i++ {
+				if err := os.Remove(tm.path(fmt.Sprintf("victim%d", i))); err != nil {
+					t.Errorf("unlink with the metadata full and data buffered: %v", err)
+					break
+				}
+			}
+			if err := os.Remove(tm.path("vdir")); err != nil {
+				t.Errorf("rmdir with the metadata full and data buffered: %v", err)
 			}
 			serr := f.Sync()
 			cerr := f.Close()
