@@ -68,7 +68,8 @@ func TestRed2MetaFullKeepsBuffered(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		o    Options
-	}{{"no_writeback_cache", Options{NoWritebackCache: true}}, {"writeback_cache", Options{}}} {
+	}{{"no_writeback_cache", Options{NoWritebackCache: true}}, {"writeback_cache", Options{}},
+		{"zstd_no_writeback_cache", Options{NoWritebackCache: true, Compress: "zstd"}}} {
 		t.Run(c.name, func(t *testing.T) {
 			img := newImage(t, 192<<20)
 			tm := mountImage(t, img, c.o)
