@@ -202,3 +202,80 @@ func TestRed2SmallFilesKeepSpace(t *testing.T) {
 		})
 	}
 }
+
+// TestRed2UninlineWhenFull: a small file whose data is inline grows past
+// what an inline extent holds when the data space has room for the new
+// sector only: its writeback also rewrites the inline bytes as a regular
+// extent (a sector more than the write touched). The write(2) is refused,
+// or its bytes and the old ones are on disk after fsync.
+func TestRed2UninlineWhenFull(t *testing.T) {
+	needFuse(t)
+	for _, c := range []struct {
+		name string
+		o    Options
+		free int // sectors free for the write
+	}{{"no_writeback_cache", Options{NoWritebackCache: true}, 1}, {"writeback_cache", Options{}, 1},
+		{"no_writeback_cache_2", Options{NoWritebackCache: true}, 2}, {"writeback_cache_2", Options{}, 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			img := newImage(t, 192<<20)
+			tm := mountImage(t, img, c.o)
+			head := bytes.Repeat([]byte("inline!"), 14)
+			must(t, os.WriteFile(tm.path("inl"), head, 0o644))
+			mib := red2FillData(t, tm, "fill")
+			must(t, os.Truncate(tm.path("fill"), int64(mib-1)<<20))
+			must(t, tm.Sync())
+			// the last sectors, one file each
+			n := 0
+			for ; n < 10000; n++ {
+				f, err := os.Create(tm.path(fmt.Sprintf("s%05d", n)))
+				if err != nil {
+					break
+				}
+				_, werr := f.Write(bytes.Repeat([]byte{0x11}, 4096))
+				serr := f.Sync()
+				f.Close()
+				if werr != nil || serr != nil {
+					must(t, os.Remove(tm.path(fmt.Sprintf("s%05d", n))))
+					break
+				}
+			}
+			t.Logf("%d sectors in files of their own", n)
+			for i := 0; i < c.free; i++ {
+				must(t, os.Remove(tm.path(fmt.Sprintf("s%05d", i))))
+			}
+			must(t, tm.Sync())
+			f, err := os.OpenFile(tm.path("inl"), os.O_WRONLY, 0)
+			must(t, err)
+			tail := bytes.Repeat([]byte{0x22}, 4096)
+			_, werr := f.WriteAt(tail, 8192)
+			serr := f.Sync()
+			f.Close()
+			t.Logf("write: %v, fsync: %v", werr, serr)
+			if werr == nil && serr != nil && c.o.NoWritebackCache {
+				t.Errorf("write(2) took 4 KiB, then fsync: %v", serr)
+			}
+			shown, err := os.ReadFile(tm.path("inl"))
+			must(t, err)
+			tm.unmount()
+			fsys, err := gobtrfs.Open(img, nil)
+			must(t, err)
+			got, err := fsys.ReadFile("inl")
+			fsys.Close()
+			must(t, err)
+			if !bytes.Equal(shown, got) {
+				t.Errorf("inl: the mount showed %d bytes, %d on disk", len(shown), len(got))
+			}
+			if !bytes.HasPrefix(got, head) {
+				t.Errorf("inl: its first bytes are gone (%d bytes on disk)", len(got))
+			}
+			if werr == nil && serr == nil && (len(got) != 12288 || !bytes.Equal(got[8192:], tail) ||
+				!bytes.Equal(got[len(head):8192], make([]byte, 8192-len(head)))) {
+				t.Errorf("inl: fsync'd, but %d bytes on disk, not those written", len(got))
+			}
+			if c.free == 2 && (werr != nil || serr != nil) {
+				t.Errorf("with two sectors free: write %v, fsync %v", werr, serr)
+			}
+			checktest.Image(t, img)
+		})
+	}
+}

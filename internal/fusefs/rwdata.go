@@ -146,6 +146,10 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64, direct bool)
 		return 0, err
 	}
 	need := sectorSpan(off, len(data))
+	head := r.needsHead(id, off)
+	if head {
+		need += int64(r.ops.SectorSize())
+	}
 	r.unplaced.Add(need)
 	held, err := r.reserve(id, off, len(data), need)
 	if err != nil {
@@ -154,7 +158,16 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64, direct bool)
 	}
 	l := r.lock(id)
 	l.Lock()
-	err = r.cache.Write(id, off, data)
+	if head {
+		if b := r.inlineHead(id, off); b != nil {
+			err = r.cache.Write(id, 0, b)
+		} else {
+			r.unreserve(int64(r.ops.SectorSize())) // another write took care of it
+		}
+	}
+	if err == nil {
+		err = r.cache.Write(id, off, data)
+	}
 	r.unplaced.Add(-need)
 	now := now()
 	if !r.kernelTimes || direct {
@@ -172,6 +185,46 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64, direct bool)
 	}
 	r.throttle()
 	return len(data), nil
+}
+
+// A write past the first sector of a file whose data is an inline extent
+// makes its writeback rewrite that extent as a regular one (fsops
+// addUninline): a sector of data space the write does not touch. Near a
+// full filesystem that sector was missing at writeback, and the write,
+// taken, was lost (the mount showed 12288 bytes, 98 on disk). So such a
+// write buffers the first sector too (the file's bytes, zeros past its
+// end, which the write makes part of the file), with its data space.
+
+// needsHead reports whether a write at off of id may need its first
+// sector buffered (inlineHead): the file is shorter than a sector on
+// disk and nothing past its first sector is buffered.
+func (r *rwState) needsHead(id ondisk.InodeRef, off int64) bool {
+	s := int64(r.ops.SectorSize())
+	if off < s || r.cache.DirtyEnd(id) >= s {
+		return false
+	}
+	x, err := r.ops.Stat(id)
+	return err == nil && x.Size > 0 && int64(x.Size) < s
+}
+
+// inlineHead returns id's first sector as the file shows it for a write at
+// off (zeros past its end), when needsHead holds and the sector is not
+// wholly buffered already; else nil. Caller holds id's lock.
+func (r *rwState) inlineHead(id ondisk.InodeRef, off int64) []byte {
+	s := int64(r.ops.SectorSize())
+	if !r.needsHead(id, off) {
+		return nil
+	}
+	head := make([]byte, s)
+	b, _, err := r.read(id, head, 0)
+	if err != nil {
+		return nil
+	}
+	if len(b) > 0 && &b[0] != &head[0] {
+		copy(head, b)
+	}
+	clear(head[len(b):])
+	return head
 }
 
 // reserve holds need bytes of data space for a write of n bytes at off of
