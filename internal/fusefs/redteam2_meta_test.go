@@ -91,8 +91,9 @@ func TestRed2MetaFullKeepsBuffered(t *testing.T) {
 				}
 				accepted = off + 16<<10
 			}
-			must(t, os.WriteFile(tm.path("late"), nil, 0o644)) // written with the metadata full
-			for i := 0; i < 20; i++ {                          // deleted with the metadata full, data buffered
+			// written, and deleted, with the metadata full
+			must(t, os.WriteFile(tm.path("late"), nil, 0o644))
+			for i := 0; i < 20; i++ {
 				must(t, os.WriteFile(tm.path(fmt.Sprintf("victim%d", i)), bytes.Repeat([]byte{1}, 5000), 0o644))
 			}
 			must(t, os.Mkdir(tm.path("vdir"), 0o755))
