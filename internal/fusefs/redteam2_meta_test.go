@@ -268,15 +268,36 @@ func TestRed2CreatesBesideBuffered(t *testing.T) {
 		must(t, unix.Removexattr(tm.path("meta"), fmt.Sprintf("user.red2.%06d", i)))
 	}
 	must(t, tm.Sync())
+	fallocs := func(name string) int {
+		fd, err := unix.Open(tm.path(name), unix.O_CREAT|unix.O_WRONLY, 0o644)
+		must(t, err)
+		defer unix.Close(fd)
+		i := 0
+		for ; i < 300; i++ {
+			if unix.Fallocate(fd, 0, int64(i)*8192, 4096) != nil {
+				break
+			}
+		}
+		return i
+	}
 	alone := creates("a")
+	falloc := fallocs("fa")
 	f, err := os.Create(tm.path("buf"))
 	must(t, err)
 	defer f.Close()
 	_, werr := f.Write(bytes.Repeat([]byte{3}, 64<<10))
 	beside := creates("b")
+	if _, err := f.WriteAt(bytes.Repeat([]byte{4}, 64<<10), 1<<20); err != nil { // the creates wrote the first back
+		t.Fatalf("second buffered write: %v", err)
+	}
+	fallocBeside := fallocs("fb")
 	t.Logf("%d directories made alone, %d beside a buffered write (%v)", alone, beside, werr)
 	if beside < alone-2 {
 		t.Errorf("with a buffered write pending, %d directories could be made, %d without", beside, alone)
+	}
+	t.Logf("%d fallocates alone, %d beside a buffered write", falloc, fallocBeside)
+	if fallocBeside < falloc-2 {
+		t.Errorf("with a buffered write pending, %d fallocates, %d without", fallocBeside, falloc)
 	}
 	f.Close()
 	finish(t, tm, img)
