@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gobtrfs/gobtrfs"
 	"github.com/gobtrfs/gobtrfs/internal/check/checktest"
 )
@@ -359,6 +361,56 @@ func TestRed2RacingWritersKeepFsynced(t *testing.T) {
 			must(t, err)
 			check("image", fsys.ReadFile)
 			fsys.Close()
+			checktest.Image(t, img)
+		})
+	}
+}
+
+// TestRed2NocowOverwriteWhenFull: a NODATACOW file (chattr +C) written
+// and fsync'd, then the filesystem filled: overwriting its bytes goes in
+// place and needs no data space, so the buffered overwrite succeeds at
+// full (as on kernel btrfs), its fsync too, and the bytes are on disk.
+func TestRed2NocowOverwriteWhenFull(t *testing.T) {
+	needFuse(t)
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{{"no_writeback_cache", Options{NoWritebackCache: true}}, {"writeback_cache", Options{}}} {
+		t.Run(c.name, func(t *testing.T) {
+			img := newImage(t, 192<<20)
+			tm := mountImage(t, img, c.o)
+			fd, err := unix.Open(tm.path("nocow"), unix.O_CREAT|unix.O_RDWR, 0o644)
+			must(t, err)
+			must(t, unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, 0x00800000)) // FS_NOCOW_FL
+			old := bytes.Repeat([]byte{0x0c}, 4<<20)
+			_, err = unix.Pwrite(fd, old, 0)
+			must(t, err)
+			must(t, unix.Fsync(fd))
+			unix.Close(fd)
+			red2FillData(t, tm, "fill")
+			must(t, tm.Sync())
+			f, err := os.OpenFile(tm.path("nocow"), os.O_WRONLY, 0)
+			must(t, err)
+			want := make([]byte, 4<<20)
+			rand.New(rand.NewSource(11)).Read(want)
+			for off := 0; off < len(want); off += 64 << 10 {
+				if _, err := f.WriteAt(want[off:off+64<<10], int64(off)); err != nil {
+					t.Fatalf("overwrite of a NODATACOW file at %d with the filesystem full: %v", off, err)
+				}
+			}
+			if err := f.Sync(); err != nil {
+				t.Fatalf("fsync of the in-place overwrite: %v", err)
+			}
+			f.Close()
+			tm.unmount()
+			fsys, err := gobtrfs.Open(img, nil)
+			must(t, err)
+			got, err := fsys.ReadFile("nocow")
+			fsys.Close()
+			must(t, err)
+			if !bytes.Equal(got, want) {
+				t.Errorf("nocow: %d bytes differ from those fsync'd", red2Diff(got, want))
+			}
 			checktest.Image(t, img)
 		})
 	}
