@@ -57,6 +57,9 @@ type rwState struct {
 	// write back; unplacedSpans counts writes not in the cache yet
 	// (metarsv.go).
 	meta, unplacedSpans atomic.Int64
+	// invalidating: ondisk.InodeRef -> struct{}, inodes whose kernel page
+	// cache is being dropped after a refused WRITE (wbfail.go)
+	invalidating sync.Map
 	// nocow: under mu, bytes of writes to id taken with no reservation
 	// because they go in place (datarsv.go)
 	nocow map[ondisk.InodeRef]int64

@@ -54,6 +54,18 @@ func (r *rwState) lowSpaceOpen(flags uint32) uint32 {
 
 // writeRefused records that a WRITE of id's cached pages was refused.
 func (r *rwState) writeRefused(id ondisk.InodeRef) {
+	// The refused pages stay in the kernel's cache, clean, with the bytes
+	// the image does not hold (a shared mapping's, in either mode): have
+	// the kernel drop them once the refusal is answered, so that a read
+	// while the file is still open comes to the daemon.
+	if _, busy := r.invalidating.LoadOrStore(id, struct{}{}); !busy {
+		go func() {
+			defer r.invalidating.Delete(id)
+			if srv := r.m.server.Load(); srv != nil {
+				srv.InodeNotify(r.m.nodeID(id), 0, 0)
+			}
+		}()
+	}
 	if !r.kernelTimes {
 		return // write(2) itself got the error: nothing shown that is not kept
 	}
