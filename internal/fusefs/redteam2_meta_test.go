@@ -302,3 +302,64 @@ func TestRed2CreatesBesideBuffered(t *testing.T) {
 	f.Close()
 	finish(t, tm, img)
 }
+
+// TestRed2DeepTreeFillsMetadata: directories nested with long names, each
+// with a small inline file, until the metadata runs out (the data has
+// room: a 64 KiB file is buffered meanwhile); then the buffered file's
+// fsync succeeds, the whole tree is removed, the metadata comes back, and
+// the image checks clean.
+func TestRed2DeepTreeFillsMetadata(t *testing.T) {
+	needFuse(t)
+	img := newImage(t, 160<<20)
+	tm := mountImage(t, img, Options{NoWritebackCache: true})
+	mib := red2FillData(t, tm, "fill")
+	must(t, os.Truncate(tm.path("fill"), int64(mib-16)<<20))
+	must(t, tm.Sync())
+	f, err := os.Create(tm.path("buf"))
+	must(t, err)
+	want := bytes.Repeat([]byte("buffered"), 8192)
+	_, werr := f.Write(want)
+	must(t, werr)
+	long := string(bytes.Repeat([]byte("d"), 40))
+	dir := tm.dir
+	var dirs []string
+	var ferr error
+	for i := 0; i < 20000; i++ {
+		d := dir + "/" + fmt.Sprintf("%s%04d", long, i)
+		if ferr = os.Mkdir(d, 0o755); ferr != nil {
+			break
+		}
+		dirs = append(dirs, d)
+		if ferr = os.WriteFile(d+"/f", bytes.Repeat([]byte{byte(i)}, 1500), 0o644); ferr != nil {
+			break
+		}
+		if i%400 == 0 {
+			dir = d // nested, within PATH_MAX
+		}
+	}
+	t.Logf("%d directories before %v", len(dirs), ferr)
+	if !errors.Is(ferr, syscall.ENOSPC) {
+		f.Close()
+		t.Fatalf("stopped by %v, want ENOSPC", ferr)
+	}
+	if err := f.Sync(); err != nil {
+		t.Errorf("the buffered file's fsync with the metadata full: %v", err)
+	}
+	f.Close()
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Remove(dirs[i] + "/f")
+		if err := os.Remove(dirs[i]); err != nil {
+			t.Fatalf("rmdir %d with the metadata full: %v", i, err)
+		}
+	}
+	must(t, tm.Sync())
+	for i := 0; i < 200; i++ {
+		must(t, os.Mkdir(tm.path(fmt.Sprintf("again%03d", i)), 0o755))
+	}
+	got, err := os.ReadFile(tm.path("buf"))
+	must(t, err)
+	if !bytes.Equal(got, want) {
+		t.Errorf("buf: %d bytes, want the %d written", len(got), len(want))
+	}
+	finish(t, tm, img)
+}
