@@ -410,3 +410,37 @@ func (f *FS) Stats() Stats {
 	s.DataFree = d.free
 	return s
 }
+
+// HoldMeta holds the metadata that writing back buffered data will need
+// (items items, see txn.Handle.HoldMeta) and returns the bytes held; the
+// writeback passes through WriteAtHeld / WriteAtTimesHeld, which may use
+// it, and the holder gives it back with ReleaseMeta. mayGrow false: only
+// while the metadata groups have room, adding no chunk and making no
+// commit. mirrors btrfs_delalloc_reserve_metadata
+func (f *FS) HoldMeta(items int, mayGrow bool) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h, err := f.tx.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer h.End()
+	n, err := h.HoldMeta(items, mayGrow)
+	if err != nil {
+		return 0, fmt.Errorf("hold metadata for buffered data: %w", err)
+	}
+	return n, nil
+}
+
+// ReleaseMeta gives back n bytes held by HoldMeta.
+func (f *FS) ReleaseMeta(n uint64) { f.tx.ReleaseMeta(n) }
+
+// MetaHeld is the metadata HoldMeta holds.
+func (f *FS) MetaHeld() uint64 { return f.tx.MetaHeld() }
+
+// MetaItemBytes is the metadata held for items items.
+func (f *FS) MetaItemBytes(items int) uint64 { return f.tx.ItemCost(items) }
+
+// MetaRoom is about the metadata a new operation could reserve
+// (txn.Engine.MetaRoom).
+func (f *FS) MetaRoom() uint64 { return f.tx.MetaRoom() }

@@ -35,7 +35,13 @@ func (f *FS) WriteAt(id ondisk.InodeRef, off uint64, data []byte) (int, error) {
 // preallocated extents, see CanNocow) need no data space at all.
 // mirrors the writeback of delalloc (run_delalloc_range)
 func (f *FS) WriteAtReserved(id ondisk.InodeRef, off uint64, data []byte, reserved uint64) (int, error) {
-	return f.writeAt(id, off, data, reserved, nil)
+	return f.writeAt(id, off, data, reserved, false, nil)
+}
+
+// WriteAtHeld is WriteAtReserved for the writeback of data buffered with
+// metadata held for it (HoldMeta): the write may use that metadata.
+func (f *FS) WriteAtHeld(id ondisk.InodeRef, off uint64, data []byte, reserved uint64) (int, error) {
+	return f.writeAt(id, off, data, reserved, true, nil)
 }
 
 // WriteAtTimes is WriteAt for the writeback of data buffered earlier: the
@@ -50,7 +56,17 @@ func (f *FS) WriteAtTimes(id ondisk.InodeRef, off uint64, data []byte, mtime, ct
 // WriteAtTimesReserved is WriteAtTimes that may use reserved bytes the
 // caller holds with ReserveData, as WriteAtReserved.
 func (f *FS) WriteAtTimesReserved(id ondisk.InodeRef, off uint64, data []byte, mtime, ctime time.Time, reserved uint64) (int, error) {
-	return f.writeAt(id, off, data, reserved, func(x *item.InodeItem, oldM, oldC item.Timespec) {
+	return f.writeAtTimes(id, off, data, mtime, ctime, reserved, false)
+}
+
+// WriteAtTimesHeld is WriteAtTimesReserved that may use the metadata held
+// for buffered data, as WriteAtHeld.
+func (f *FS) WriteAtTimesHeld(id ondisk.InodeRef, off uint64, data []byte, mtime, ctime time.Time, reserved uint64) (int, error) {
+	return f.writeAtTimes(id, off, data, mtime, ctime, reserved, true)
+}
+
+func (f *FS) writeAtTimes(id ondisk.InodeRef, off uint64, data []byte, mtime, ctime time.Time, reserved uint64, held bool) (int, error) {
+	return f.writeAt(id, off, data, reserved, held, func(x *item.InodeItem, oldM, oldC item.Timespec) {
 		x.Mtime, x.Ctime = oldM, oldC
 		if !mtime.IsZero() {
 			x.Mtime = item.TimespecOf(mtime)
@@ -61,10 +77,14 @@ func (f *FS) WriteAtTimesReserved(id ondisk.InodeRef, off uint64, data []byte, m
 	})
 }
 
-// writeAt is WriteAtReserved; times, if set, then sets the inode's times
-// from those it had before.
-func (f *FS) writeAt(id ondisk.InodeRef, off uint64, data []byte, reserved uint64, times func(x *item.InodeItem, oldM, oldC item.Timespec)) (int, error) {
+// writeAt is WriteAtReserved; held: it may use metadata held for buffered
+// data (HoldMeta); times, if set, then sets the inode's times from those
+// it had before.
+func (f *FS) writeAt(id ondisk.InodeRef, off uint64, data []byte, reserved uint64, held bool, times func(x *item.InodeItem, oldM, oldC item.Timespec)) (int, error) {
 	err := f.runReserved(reserved, func(o *op) error {
+		if held {
+			o.h.UseHeldMeta()
+		}
 		x, err := o.writableInode(id)
 		if err != nil {
 			return err

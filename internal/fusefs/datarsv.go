@@ -57,6 +57,7 @@ func (r *rwState) unreserve(n int64) {
 // unplaced is read before the cache: a write moving its bytes into the
 // cache meanwhile is counted twice, never not at all.
 func (r *rwState) trimReserve() {
+	r.trimMeta()
 	keep := r.unplaced.Load()
 	keep += r.cache.PendingBlocks(4096)
 	for {

@@ -146,7 +146,8 @@ func (n *Node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size u
 	if errno != 0 {
 		return errno
 	}
-	return n.m.errnoOf("fallocate", n.id, r.fallocate(n.id, off, size, mode))
+	err := r.withRoom(func() error { return r.fallocate(n.id, off, size, mode) }) // metarsv.go
+	return n.m.errnoOf("fallocate", n.id, err)
 }
 
 // Setattr changes mode, owner, size or times.
@@ -195,7 +196,7 @@ func (n *Node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		a.Ctime = t
 	}
 	if a.Valid != 0 {
-		if err := r.setattr(n.id, a, in.Valid&fuse.FATTR_FH != 0); err != nil {
+		if err := r.withRoom(func() error { return r.setattr(n.id, a, in.Valid&fuse.FATTR_FH != 0) }); err != nil { // metarsv.go
 			if isGone(err) && a.Valid&^(fsops.SetAtime|fsops.SetMtime|fsops.SetCtime) == 0 {
 				return n.goneTimes(out)
 			}
@@ -235,7 +236,11 @@ func (n *Node) CopyFileRange(ctx context.Context, fhIn fs.FileHandle, offIn uint
 	if errno := n.m.flagPerm(dst.id, false); errno != 0 {
 		return 0, errno // generic_copy_file_checks: IS_IMMUTABLE(inode_out) (generic/553)
 	}
-	done, err := r.copyRange(n.id, offIn, dst.id, offOut, length)
+	var done uint64
+	err := r.withRoom(func() (err error) { // metarsv.go
+		done, err = r.copyRange(n.id, offIn, dst.id, offOut, length)
+		return err
+	})
 	if err != nil {
 		return 0, n.m.errnoOf("copy_file_range", n.id, err)
 	}

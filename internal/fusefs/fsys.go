@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"log"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -37,6 +38,10 @@ type fsys struct {
 	// image is the file (or block device) the mount serves, for a second
 	// mount that joins it (join.go)
 	image blockdev.FileID
+
+	// dropping: ondisk.InodeRef -> struct{}, inodes the kernel was asked
+	// to forget and has not yet (dropKernelInode retries; OnForget ends it)
+	dropping sync.Map
 }
 
 // nameMax is the longest name btrfs stores (BTRFS_NAME_LEN).

@@ -80,7 +80,11 @@ func (n *Node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFREG)
 	r.nsMu.Lock()
-	f, err := r.ops.Create(n.id, name, mode, uid, gid, 0)
+	var f ondisk.InodeRef
+	err := r.withRoom(func() (err error) { // metarsv.go
+		f, err = r.ops.Create(n.id, name, mode, uid, gid, 0)
+		return err
+	})
 	if err == nil {
 		err = r.newFileFlags(f)
 	}
@@ -112,7 +116,11 @@ func (n *Node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 		return nil, nil, 0, errno
 	}
 	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFREG)
-	f, err := r.ops.CreateTmpfile(n.id, mode, uid, gid)
+	var f ondisk.InodeRef
+	err := r.withRoom(func() (err error) { // metarsv.go
+		f, err = r.ops.CreateTmpfile(n.id, mode, uid, gid)
+		return err
+	})
 	if err != nil {
 		return nil, nil, 0, n.m.errnoOf("tmpfile in", n.id, err)
 	}
@@ -144,7 +152,11 @@ func (n *Node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 		return nil, errno
 	}
 	uid, gid, mode := n.owner(ctx, mode)
-	f, err := r.ops.Create(n.id, name, mode, uid, gid, ondisk.DecodeDevT(uint64(dev)))
+	var f ondisk.InodeRef
+	err := r.withRoom(func() (err error) { // metarsv.go
+		f, err = r.ops.Create(n.id, name, mode, uid, gid, ondisk.DecodeDevT(uint64(dev)))
+		return err
+	})
 	if err == nil && mode&syscall.S_IFMT == syscall.S_IFREG {
 		err = r.newFileFlags(f)
 	}
@@ -168,7 +180,11 @@ func (n *Node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, errno
 	}
 	uid, gid, mode := n.owner(ctx, mode&^syscall.S_IFMT|syscall.S_IFDIR)
-	f, err := r.ops.Mkdir(n.id, name, mode, uid, gid)
+	var f ondisk.InodeRef
+	err := r.withRoom(func() (err error) { // metarsv.go
+		f, err = r.ops.Mkdir(n.id, name, mode, uid, gid)
+		return err
+	})
 	if err != nil {
 		return nil, n.m.errnoOf("mkdir "+name+" in", n.id, err)
 	}
@@ -185,7 +201,11 @@ func (n *Node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 		return nil, errno
 	}
 	uid, gid, _ := n.owner(ctx, syscall.S_IFLNK)
-	f, err := r.ops.Symlink(n.id, name, target, uid, gid)
+	var f ondisk.InodeRef
+	err := r.withRoom(func() (err error) { // metarsv.go
+		f, err = r.ops.Symlink(n.id, name, target, uid, gid)
+		return err
+	})
 	if err != nil {
 		return nil, n.m.errnoOf("symlink "+name+" in", n.id, err)
 	}
@@ -209,7 +229,7 @@ func (n *Node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 		return nil, errno
 	}
 	r.nsMu.Lock()
-	err := r.ops.Link(t.id, n.id, name)
+	err := r.withRoom(func() error { return r.ops.Link(t.id, n.id, name) }) // metarsv.go
 	r.nsMu.Unlock()
 	if err != nil {
 		return nil, n.m.errnoOf("link "+name+" in", n.id, err)
@@ -260,6 +280,7 @@ func (n *Node) remove(name string, dir bool) syscall.Errno {
 	}
 	if dies {
 		r.cache.Drop(victim)
+		r.trimMeta() // metarsv.go
 	}
 	return 0
 }
@@ -313,11 +334,12 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 		}
 		victim, dies = r.prepareRemove(np.id, newName, sx.Mode&syscall.S_IFMT == syscall.S_IFDIR)
 	}
-	if err := r.ops.Rename(n.id, name, np.id, newName, flags); err != nil {
+	if err := r.withRoom(func() error { return r.ops.Rename(n.id, name, np.id, newName, flags) }); err != nil { // metarsv.go
 		return n.m.errnoOf("rename "+name+" in", n.id, err)
 	}
 	if dies {
 		r.cache.Drop(victim)
+		r.trimMeta() // metarsv.go
 	}
 	if whiteout {
 		uid, gid, mode := n.owner(ctx, syscall.S_IFCHR)

@@ -129,6 +129,7 @@ func (m *fsys) statfs() (statfs, error) {
 // OnForget drops what is kept for the inode once the kernel has forgotten
 // it (its page cache entry stays while it holds dirty data).
 func (n *Node) OnForget() {
+	n.m.dropping.Delete(n.id)
 	n.m.b.Forget(n.id)
 	if n.m.rw != nil {
 		n.m.rw.cache.Forget(n.id)

@@ -108,6 +108,7 @@ func (r *rwState) released(id ondisk.InodeRef) error {
 			r.wbMu.Unlock()
 		} else {
 			r.cache.Drop(id)
+			r.trimMeta() // metarsv.go
 		}
 		if err == nil {
 			err = r.ops.DropOrphan(id)
@@ -208,6 +209,7 @@ func (r *rwState) dropAllOrphans() error {
 	for id, st := range r.open {
 		if st.orphan {
 			r.cache.Drop(id)
+			r.trimMeta() // metarsv.go
 			ids = append(ids, id)
 		}
 	}

@@ -53,6 +53,13 @@ type rwState struct {
 	// bytes; unplaced the part of it whose bytes are not in the cache yet
 	// (datarsv.go).
 	rsv, unplaced atomic.Int64
+	// meta is the metadata held with fsops.HoldMeta for the ranges to
+	// write back; unplacedSpans counts writes not in the cache yet
+	// (metarsv.go).
+	meta, unplacedSpans atomic.Int64
+	// invalidating: ondisk.InodeRef -> struct{}, inodes whose kernel page
+	// cache is being dropped after a refused WRITE (wbfail.go)
+	invalidating sync.Map
 	// nocow: under mu, bytes of writes to id taken with no reservation
 	// because they go in place (datarsv.go)
 	nocow map[ondisk.InodeRef]int64

@@ -35,9 +35,9 @@ func (w wbBackend) WriteBack(k ondisk.InodeRef, off int64, data []byte) error {
 	r.mu.Unlock()
 	var err error
 	if mtime.IsZero() && !r.kernelTimes {
-		_, err = r.ops.WriteAtReserved(k, uint64(off), data, uint64(rsv)) // written at no known time: now
+		_, err = r.ops.WriteAtHeld(k, uint64(off), data, uint64(rsv)) // written at no known time: now
 	} else {
-		_, err = r.ops.WriteAtTimesReserved(k, uint64(off), data, mtime, ctime, uint64(rsv))
+		_, err = r.ops.WriteAtTimesHeld(k, uint64(off), data, mtime, ctime, uint64(rsv))
 	}
 	if err != nil {
 		r.rsv.Add(rsv) // still held (fsops releases it only on success)
@@ -140,7 +140,16 @@ func (r *rwState) readAroundDirty(id ondisk.InodeRef, k ondisk.InodeRef, n, off 
 // writeback cache mode the kernel stamps no time for it: the daemon does.
 func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64, direct bool) (int, error) {
 	r.writes.Add(1)
+	r.unplacedSpans.Add(1)
+	defer r.unplacedSpans.Add(-1) // after the cache counts the range
+	if err := r.holdMeta(); err != nil {
+		return 0, err
+	}
 	need := sectorSpan(off, len(data))
+	head := r.needsHead(id, off)
+	if head {
+		need += int64(r.ops.SectorSize())
+	}
 	r.unplaced.Add(need)
 	held, err := r.reserve(id, off, len(data), need)
 	if err != nil {
@@ -149,7 +158,16 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64, direct bool)
 	}
 	l := r.lock(id)
 	l.Lock()
-	err = r.cache.Write(id, off, data)
+	if head {
+		if b := r.inlineHead(id, off); b != nil {
+			err = r.cache.Write(id, 0, b)
+		} else {
+			r.unreserve(int64(r.ops.SectorSize())) // another write took care of it
+		}
+	}
+	if err == nil {
+		err = r.cache.Write(id, off, data)
+	}
 	r.unplaced.Add(-need)
 	now := now()
 	if !r.kernelTimes || direct {
@@ -169,6 +187,46 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64, direct bool)
 	return len(data), nil
 }
 
+// A write past the first sector of a file whose data is an inline extent
+// makes its writeback rewrite that extent as a regular one (fsops
+// addUninline): a sector of data space the write does not touch. Near a
+// full filesystem that sector was missing at writeback, and the write,
+// taken, was lost (the mount showed 12288 bytes, 98 on disk). So such a
+// write buffers the first sector too (the file's bytes, zeros past its
+// end, which the write makes part of the file), with its data space.
+
+// needsHead reports whether a write at off of id may need its first
+// sector buffered (inlineHead): the file is shorter than a sector on
+// disk and nothing past its first sector is buffered.
+func (r *rwState) needsHead(id ondisk.InodeRef, off int64) bool {
+	s := int64(r.ops.SectorSize())
+	if off < s || r.cache.DirtyEnd(id) >= s {
+		return false
+	}
+	x, err := r.ops.Stat(id)
+	return err == nil && x.Size > 0 && int64(x.Size) < s
+}
+
+// inlineHead returns id's first sector as the file shows it for a write at
+// off (zeros past its end), when needsHead holds and the sector is not
+// wholly buffered already; else nil. Caller holds id's lock.
+func (r *rwState) inlineHead(id ondisk.InodeRef, off int64) []byte {
+	s := int64(r.ops.SectorSize())
+	if !r.needsHead(id, off) {
+		return nil
+	}
+	head := make([]byte, s)
+	b, _, err := r.read(id, head, 0)
+	if err != nil {
+		return nil
+	}
+	if len(b) > 0 && &b[0] != &head[0] {
+		copy(head, b)
+	}
+	clear(head[len(b):])
+	return head
+}
+
 // reserve holds need bytes of data space for a write of n bytes at off of
 // id (r.rsv) and returns what it holds, or fails with ENOSPC. When fsops
 // refuses, space is made the way the kernel's flushing of delalloc does:
@@ -179,6 +237,12 @@ func (r *rwState) write(id ondisk.InodeRef, data []byte, off int64, direct bool)
 // preallocated extents, not shared), as seed 001's fix orders it: then it
 // is taken holding nothing.
 func (r *rwState) reserve(id ondisk.InodeRef, off int64, n int, need int64) (int64, error) {
+	return r.reserveWith(id, off, n, need, r.flushAll)
+}
+
+// reserveWith is reserve with flush as the way to write everything back
+// (a caller holding wbMu cannot use flushAll).
+func (r *rwState) reserveWith(id ondisk.InodeRef, off int64, n int, need int64, flush func() error) (int64, error) {
 	try := func() bool {
 		if r.ops.ReserveData(uint64(need)) != nil {
 			return false
@@ -189,7 +253,7 @@ func (r *rwState) reserve(id ondisk.InodeRef, off int64, n int, need int64) (int
 	if try() {
 		return need, nil
 	}
-	if err := r.flushAll(); err != nil && !errors.Is(err, syscall.ENOSPC) {
+	if err := flush(); err != nil && !errors.Is(err, syscall.ENOSPC) {
 		return 0, err
 	}
 	r.trimReserve()
@@ -392,6 +456,7 @@ func (r *rwState) writesQuiet(quiet, limit time.Duration) {
 // the log tree (no commit) or, where fsops cannot log it, a full commit.
 func (r *rwState) fsync(id ondisk.InodeRef) error {
 	err := r.cache.FsyncEach(id, &r.wbMu) // wbMu around each range, as flushAll
+	r.trimMeta()
 	if err != nil {
 		return err
 	}
@@ -586,7 +651,11 @@ func (r *rwState) copyRange(src ondisk.InodeRef, srcOff uint64, dst ondisk.Inode
 			return 0, err
 		}
 	}
-	return n, r.copyBuffered(src, srcOff, dst, dstOff, n)
+	done, err := r.copyBuffered(src, srcOff, dst, dstOff, n)
+	if done > 0 {
+		return done, nil // a short copy: the caller asks again for the rest
+	}
+	return 0, err
 }
 
 // canClone reports whether the ranges meet the reflink rules: sector
@@ -606,32 +675,70 @@ func (r *rwState) canClone(src ondisk.InodeRef, srcOff uint64, dst ondisk.InodeR
 	return true
 }
 
-// copyBuffered copies through the page cache. Caller holds wbMu.
-func (r *rwState) copyBuffered(src ondisk.InodeRef, srcOff uint64, dst ondisk.InodeRef, dstOff uint64, n uint64) error {
+// copyBuffered copies through the page cache and returns the bytes
+// copied. Caller holds wbMu. Each piece holds its data space and
+// metadata as a WRITE does (write): a copy the filesystem has no room
+// for comes up short, or fails with ENOSPC when nothing was copied, as on
+// the kernel's btrfs (whose copy falls back to splicing through its
+// buffered write). Before, the bytes were taken and their writeback
+// failed: fsync said ENOSPC and the unmount lost them.
+func (r *rwState) copyBuffered(src ondisk.InodeRef, srcOff uint64, dst ondisk.InodeRef, dstOff uint64, n uint64) (uint64, error) {
 	const chunk = 1 << 20
-	for done := uint64(0); done < n; {
+	// we hold wbMu: make room with the writeback that needs no wbMu
+	flush := func() error {
+		err := r.cache.Sync()
+		r.trimReserve()
+		return err
+	}
+	done := uint64(0)
+	defer func() {
+		if done > 0 && !r.kernelTimes {
+			now := now()
+			r.mu.Lock()
+			if st := r.open[dst]; st != nil {
+				st.mtime, st.lastWrite = now, now
+			}
+			r.mu.Unlock()
+		}
+	}()
+	for done < n {
 		c := min(chunk, n-done)
 		data, err := r.ops.ReadAt(src, srcOff+done, int(c))
 		if err != nil {
-			return err
+			return done, err
 		}
 		if len(data) == 0 {
 			break
 		}
-		if err := r.cache.Write(dst, int64(dstOff+done), data); err != nil {
-			return err
+		if err := r.copyPiece(dst, int64(dstOff+done), data, flush); err != nil {
+			return done, err
 		}
 		done += uint64(len(data))
 	}
-	if !r.kernelTimes {
-		now := now()
-		r.mu.Lock()
-		if st := r.open[dst]; st != nil {
-			st.mtime, st.lastWrite = now, now
-		}
-		r.mu.Unlock()
+	return done, nil
+}
+
+// copyPiece buffers data at off of id for copyBuffered: its metadata and
+// data space held first (holdMetaWith, reserveWith, with flush to make room).
+func (r *rwState) copyPiece(id ondisk.InodeRef, off int64, data []byte, flush func() error) error {
+	r.unplacedSpans.Add(1)
+	defer r.unplacedSpans.Add(-1)
+	if err := r.holdMetaWith(flush); err != nil {
+		return err
 	}
-	return nil
+	need := sectorSpan(off, len(data))
+	r.unplaced.Add(need)
+	held, err := r.reserveWith(id, off, len(data), need, flush)
+	if err != nil {
+		r.unplaced.Add(-need)
+		return err
+	}
+	err = r.cache.Write(id, off, data)
+	r.unplaced.Add(-need)
+	if err != nil {
+		r.unreserve(held)
+	}
+	return err
 }
 
 // flusher writes back and commits every interval, and writes back early

@@ -23,7 +23,8 @@ import (
 
 // Near a full filesystem the refusal should come where kernel btrfs gives
 // it, at write(2): a file opened for writing while less than lowSpace
-// bytes are free beyond what is buffered is opened with FOPEN_DIRECT_IO,
+// bytes are free beyond what is buffered (or metadata for less than
+// lowMetaItems) is opened with FOPEN_DIRECT_IO,
 // so each write(2) reaches the daemon, which reserves its space or
 // refuses it (rwdata.go reserve). The kernel holds at most its FUSE
 // per-device dirty limit (max_bytes of the bdi: about 48 MiB here) of
@@ -34,13 +35,18 @@ import (
 // closed. So the threshold is low: only where write(2) may well fail.
 const lowSpace = 16 << 20
 
+// lowMetaItems is lowSpace for the metadata: buffered data needs
+// metadata for its writeback too (metarsv.go), and with less room than
+// for this many items a write(2) may be refused for the lack of it.
+const lowMetaItems = 64
+
 // lowSpaceOpen returns FOPEN_DIRECT_IO for an open for writing (flags of
 // open(2)) with the writeback cache near a full filesystem, else 0.
 func (r *rwState) lowSpaceOpen(flags uint32) uint32 {
 	if r == nil || !r.kernelTimes || flags&syscall.O_ACCMODE == syscall.O_RDONLY {
 		return 0
 	}
-	if int64(r.dataFree())-r.cache.Pending() >= lowSpace {
+	if int64(r.dataFree())-r.cache.Pending() >= lowSpace && r.ops.MetaRoom() >= r.ops.MetaItemBytes(lowMetaItems) {
 		return 0
 	}
 	return fuse.FOPEN_DIRECT_IO
@@ -48,6 +54,18 @@ func (r *rwState) lowSpaceOpen(flags uint32) uint32 {
 
 // writeRefused records that a WRITE of id's cached pages was refused.
 func (r *rwState) writeRefused(id ondisk.InodeRef) {
+	// The refused pages stay in the kernel's cache, clean, with the bytes
+	// the image does not hold (a shared mapping's, in either mode): have
+	// the kernel drop them once the refusal is answered, so that a read
+	// while the file is still open comes to the daemon.
+	if _, busy := r.invalidating.LoadOrStore(id, struct{}{}); !busy {
+		go func() {
+			defer r.invalidating.Delete(id)
+			if srv := r.m.server.Load(); srv != nil {
+				srv.InodeNotify(r.m.nodeID(id), 0, 0)
+			}
+		}()
+	}
 	if !r.kernelTimes {
 		return // write(2) itself got the error: nothing shown that is not kept
 	}

@@ -23,7 +23,8 @@ func (n *Node) Setxattr(ctx context.Context, name string, data []byte, flags uin
 		return errno
 	}
 	r.noCaps.Delete(n.id)
-	return n.m.errnoOf("setxattr "+name, n.id, r.ops.SetXattr(n.id, name, data, setxattrFlags(flags)))
+	err := r.withRoom(func() error { return r.ops.SetXattr(n.id, name, data, setxattrFlags(flags)) }) // metarsv.go
+	return n.m.errnoOf("setxattr "+name, n.id, err)
 }
 
 // Removexattr removes attribute name (ENODATA if unset).

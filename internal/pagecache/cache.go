@@ -44,7 +44,34 @@ type Inode struct {
 	prev, next *Inode
 	onList     bool
 	underWB    bool
+	// counted is what Cache.spans counts of in (spanCount). Guarded by Cache.mu.
+	counted int
 }
+
+// spanCount is how many ranges of in are dirty, in flight or being
+// written: each is one writeback of its own. Cache.mu is held.
+func (in *Inode) spanCount() int {
+	n := len(in.dirty.spans)
+	for _, b := range in.wb.batches {
+		n += len(b)
+	}
+	if in.underWB {
+		n++
+	}
+	return n
+}
+
+// recount updates Cache.spans after in changed. Caller holds c.mu.
+func (c *Cache) recount(in *Inode) {
+	n := in.spanCount()
+	c.spans.Add(int64(n - in.counted))
+	in.counted = n
+}
+
+// Spans is how many ranges of all inodes are dirty, in flight or being
+// written: how many writebacks the cache has to make, each needing its
+// own metadata (a caller holds metadata for them). It takes no lock.
+func (c *Cache) Spans() int64 { return c.spans.Load() }
 
 // Cache is the per-filesystem buffered write cache.
 type Cache struct {
@@ -58,8 +85,10 @@ type Cache struct {
 	// pending is dirty plus in-flight bytes: what the cache holds in
 	// memory and what is still to be allocated on disk
 	pending atomic.Int64
-	pool    bufPool
-	stats   Stats
+	// spans is the sum of the inodes' spanCount (recount)
+	spans atomic.Int64
+	pool  bufPool
+	stats Stats
 	// Trace, if set, receives "mark"/"clear" events per inode.
 	Trace func(event string, k ondisk.InodeRef)
 }
@@ -137,6 +166,7 @@ func (c *Cache) Write(k ondisk.InodeRef, off int64, data []byte) error {
 	c.dirty += in.dirty.bytes - before
 	c.pending.Add(in.dirty.bytes - before)
 	c.mark(in)
+	c.recount(in)
 	over := c.limit > 0 && c.dirty > c.limit
 	c.mu.Unlock()
 	if over {
@@ -182,6 +212,7 @@ func (c *Cache) Truncate(k ondisk.InodeRef, size int64) {
 	in.wb.truncate(size)
 	c.dirty += in.dirty.bytes - before
 	c.pending.Add(in.dirty.bytes - before + in.wb.bytes() - wbBefore)
+	c.recount(in)
 	if in.dirty.bytes == 0 && !in.underWB && len(in.dirty.spans) == 0 && in.wb.empty() {
 		c.clear(in)
 	}
@@ -196,6 +227,7 @@ func (c *Cache) Drop(k ondisk.InodeRef) {
 		c.pending.Add(-in.dirty.bytes - in.wb.bytes())
 		in.dirty.take()
 		in.wb.batches = nil
+		c.recount(in)
 		c.clear(in)
 		delete(c.inodes, k)
 	}

@@ -170,6 +170,7 @@ func (c *Cache) writebackEach(in *Inode, lock sync.Locker, hold int64) (hole boo
 		}
 		in.wb.batches = append(in.wb.batches, spans)
 		in.frontier = spans[len(spans)-1].end()
+		c.recount(in)
 	}
 	c.mu.Unlock()
 	lock.Unlock()
@@ -214,6 +215,7 @@ func (c *Cache) writeOne(in *Inode) (more bool, err error) {
 		return false, nil
 	}
 	in.underWB = true
+	c.recount(in)
 	c.mu.Unlock()
 
 	err = c.backend.WriteBack(in.key, s.off, s.data)
@@ -221,6 +223,7 @@ func (c *Cache) writeOne(in *Inode) (more bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	in.underWB = false
+	defer c.recount(in)
 	if err != nil {
 		rest := append([]batch{{s}}, in.wb.batches...)
 		c.pending.Add(-int64(len(s.data)) - in.wb.bytes())

@@ -28,7 +28,7 @@ func (h *Handle) AllocData(size uint64) (ondisk.LogicalAddr, error) {
 	if size == 0 || size > MaxDataExtent {
 		return 0, fmt.Errorf("txn: allocate data extent of %d bytes: %w", size, syscall.EINVAL)
 	}
-	if err := f.metaForData(size); err != nil {
+	if err := f.metaForData(size, h.held); err != nil {
 		return 0, err
 	}
 	addr, err := f.groups.Alloc(ondisk.BlockGroupData, size, ss, false)
@@ -136,7 +136,7 @@ func (h *Handle) ExtendData(bytenr ondisk.LogicalAddr, numBytes, add uint64) (bo
 	if _, ok := f.newData[bytenr]; ok {
 		return false, nil // no reference yet
 	}
-	if err := f.metaForData(add); err != nil {
+	if err := f.metaForData(add, h.held); err != nil {
 		return false, err
 	}
 	next := bytenr + ondisk.LogicalAddr(numBytes)

@@ -48,6 +48,7 @@ type Engine struct {
 	newData map[ondisk.LogicalAddr]uint64       // data extents allocated, no reference queued yet
 
 	metaRsv    uint64                // metadata bytes reserved by handles and not yet used
+	metaHeld   atomic.Uint64         // metadata held for buffered data (HoldMeta), outside handles
 	superDirty bool                  // the superblock changed even if no tree did
 	noQuota    bool                  // the filesystem has no quota tree (status item)
 	aborted    atomic.Pointer[error] // set once: the filesystem is aborted (or closed)

@@ -18,6 +18,9 @@ type Handle struct {
 	f     *Engine
 	ended bool
 	rsv   uint64 // bytes this handle reserved
+	// held: the handle writes back buffered data and may use the
+	// metadata held for it (UseHeldMeta)
+	held bool
 }
 
 // Begin joins the running transaction, waiting for the current handle or

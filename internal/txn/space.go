@@ -47,10 +47,15 @@ func (f *Engine) globalReserve() uint64 {
 // commitReserve is the part of the global reserve that only commits use.
 func (f *Engine) commitReserve() uint64 { return f.globalReserve() / 2 }
 
-// metaAvail is the metadata space neither used, pinned, nor reserved.
-func (f *Engine) metaAvail() uint64 {
+// metaAvail is the metadata space neither used, pinned, nor reserved;
+// unless held, less what HoldMeta holds for buffered data.
+func (f *Engine) metaAvail(held bool) uint64 {
 	s := f.groups.Space(ondisk.BlockGroupMetadata)
-	return s.Free - min(s.Free, f.metaRsv)
+	used := f.metaRsv
+	if !held {
+		used += f.metaHeld.Load()
+	}
+	return s.Free - min(s.Free, used)
 }
 
 // Reserve reserves metadata space for changing items items; it fails with
@@ -70,6 +75,84 @@ func (h *Handle) ReserveKeeping(items int, keep uint64) error { return h.reserve
 // into the global reserve. mirrors btrfs_start_transaction_fallback_global_rsv
 func (h *Handle) ReserveForDelete(items int) error { return h.reserve(items, true, 0) }
 
+// Metadata for buffered data.
+//
+// Writing buffered data back needs metadata (file extent, extent and
+// checksum items), and the data was accepted long before: the kernel
+// reserves that metadata at write(2) with the data
+// (btrfs_delalloc_reserve_metadata), so that writeback cannot fail for
+// the lack of it when something else filled the metadata space
+// meanwhile. HoldMeta is that reservation, kept by the caller's page cache
+// outside any handle: no other handle may use it (metaAvail), while a
+// handle that writes buffered data back (UseHeldMeta) may, for its own
+// reservation and the metadata its data extents need. The holder gives
+// back (ReleaseMeta) what it no longer needs as its buffered data shrinks.
+
+// HoldMeta holds metadata for changing items items at the writeback of
+// buffered data, beyond this handle (until ReleaseMeta), and returns the
+// bytes held; it fails as Reserve does, holding nothing. When mayGrow is
+// false it neither adds a chunk nor commits, and holds no more than half
+// the free metadata (so that a large hold cannot make other operations
+// add chunks): the caller first writes back what it buffered, which
+// gives back what it holds.
+// mirrors btrfs_delalloc_reserve_metadata
+func (h *Handle) HoldMeta(items int, mayGrow bool) (uint64, error) {
+	if err := h.check(); err != nil {
+		return 0, err
+	}
+	f := h.f
+	need := f.itemCost(items)
+	if !mayGrow {
+		// at most half of what is free: the holder's estimate is the
+		// worst case (BTRFS_MAX_LEVEL blocks per item), and other
+		// operations short of room would add metadata chunks for it
+		if held := f.metaHeld.Load() + need; f.metaAvail(false) >= need+f.globalReserve()+held {
+			f.metaHeld.Add(need)
+			return need, nil
+		}
+		return 0, fmt.Errorf("txn: hold metadata for %d items (%d bytes, %d available): %w",
+			items, need, f.metaAvail(false), syscall.ENOSPC)
+	}
+	r := &Handle{f: f}
+	if err := r.reserve(items, false, 0); err != nil {
+		return 0, err
+	}
+	// moved from the handle's reservation to the held one
+	f.metaRsv -= min(f.metaRsv, r.rsv)
+	f.metaHeld.Add(r.rsv)
+	return r.rsv, nil
+}
+
+// ReleaseMeta gives back n bytes held by HoldMeta. It needs no handle.
+func (f *Engine) ReleaseMeta(n uint64) {
+	for {
+		h := f.metaHeld.Load()
+		if f.metaHeld.CompareAndSwap(h, h-min(h, n)) {
+			return
+		}
+	}
+}
+
+// MetaRoom is about the metadata a new reservation could take: the free
+// space of the metadata groups less what HoldMeta holds and the global
+// reserve, plus the device's unallocated space (a new metadata chunk).
+// It takes no handle: handles running meanwhile are not counted.
+func (f *Engine) MetaRoom() uint64 {
+	s := f.groups.Space(ondisk.BlockGroupMetadata)
+	used := f.metaHeld.Load() + f.globalReserve()
+	return s.Free - min(s.Free, used) + f.groups.Device().Unallocated()
+}
+
+// MetaHeld is the metadata HoldMeta holds.
+func (f *Engine) MetaHeld() uint64 { return f.metaHeld.Load() }
+
+// ItemCost is the metadata Reserve holds for items items.
+func (f *Engine) ItemCost(items int) uint64 { return f.itemCost(items) }
+
+// UseHeldMeta lets the handle use the metadata held for buffered data: it
+// writes such data back.
+func (h *Handle) UseHeldMeta() { h.held = true }
+
 func (h *Handle) reserve(items int, global bool, keep uint64) error {
 	if err := h.check(); err != nil {
 		return err
@@ -87,7 +170,7 @@ func (h *Handle) reserve(items int, global bool, keep uint64) error {
 			floor += keep
 		}
 		floor += f.refsReserve()
-		if f.metaAvail() >= need+floor {
+		if f.metaAvail(h.held) >= need+floor {
 			f.metaRsv += need
 			h.rsv += need
 			return nil
@@ -109,7 +192,7 @@ func (h *Handle) reserve(items int, global bool, keep uint64) error {
 			}
 		}
 		return fmt.Errorf("txn: reserve metadata for %d items (%d bytes, %d available): %w",
-			items, need, f.metaAvail(), syscall.ENOSPC)
+			items, need, f.metaAvail(h.held), syscall.ENOSPC)
 	}
 }
 
@@ -132,16 +215,17 @@ func (f *Engine) allocChunk(kind uint64) (*blockgroup.Group, error) {
 
 // metaForData makes sure a data allocation of size bytes leaves the
 // metadata it needs (its file extent, extent and checksum items) outside
-// the global reserve.
-func (f *Engine) metaForData(size uint64) error {
+// the global reserve; held: the handle writes back buffered data and may
+// use the metadata held for it (HoldMeta).
+func (f *Engine) metaForData(size uint64, held bool) error {
 	if f.mixed {
 		return f.mixedDataRoom(size)
 	}
 	need := f.itemCost(2) + f.globalReserve()
-	if f.metaAvail() >= need {
+	if f.metaAvail(held) >= need {
 		return nil
 	}
-	if _, err := f.allocChunk(ondisk.BlockGroupMetadata); err == nil && f.metaAvail() >= need {
+	if _, err := f.allocChunk(ondisk.BlockGroupMetadata); err == nil && f.metaAvail(held) >= need {
 		return nil
 	}
 	return fmt.Errorf("txn: metadata space for a data extent: %w", syscall.ENOSPC)
