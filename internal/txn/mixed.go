@@ -78,8 +78,9 @@ func (f *Engine) refsReserve() uint64 {
 // dataFree is what data extents may take of the existing groups now:
 // their free space, less, on a mixed filesystem, what metadata keeps (the
 // global reserve, the unused metadata reservations, the items a data
-// extent adds, the metadata held for buffered data and the room for the
-// queued delayed refs). Caller holds f.mu.
+// extent adds and the room for the queued delayed refs; the metadata of
+// buffered data's writeback is kept with its data: fsops.ReserveData).
+// Caller holds f.mu.
 func (f *Engine) dataFree() uint64 { return f.dataFreeOf(f.groups.Space(ondisk.BlockGroupData)) }
 
 // dataFreeOf is dataFree given the data groups' totals.
@@ -87,7 +88,7 @@ func (f *Engine) dataFreeOf(s blockgroup.Space) uint64 {
 	if !f.mixed {
 		return s.Free
 	}
-	keep := f.globalReserve() + f.metaRsv + f.metaHeld.Load() + f.itemCost(2) + f.refsReserve()
+	keep := f.globalReserve() + f.metaRsv + f.itemCost(2) + f.refsReserve()
 	return s.Free - min(s.Free, keep)
 }
 
