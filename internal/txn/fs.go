@@ -49,6 +49,7 @@ type Engine struct {
 
 	metaRsv    uint64                // metadata bytes reserved by handles and not yet used
 	metaHeld   atomic.Uint64         // metadata held for buffered data (HoldMeta), outside handles
+	nodeSize   uint64                // the superblock's, for what reads it without mu (MetaRoom, ItemCost)
 	superDirty bool                  // the superblock changed even if no tree did
 	noQuota    bool                  // the filesystem has no quota tree (status item)
 	aborted    atomic.Pointer[error] // set once: the filesystem is aborted (or closed)
@@ -138,6 +139,7 @@ func OpenWith(fi *fsinfo.FSInfo, o OpenOptions) (*Engine, error) {
 		dirty:   map[ondisk.LogicalAddr]*diskio.Node{},
 		newData: map[ondisk.LogicalAddr]uint64{},
 	}
+	f.nodeSize = uint64(sb.NodeSize)
 	f.transidPub.Store(uint64(f.transid))
 	f.totalPub.Store(sb.TotalBytes)
 	if err := f.loadChunkTreeUUID(); err != nil {

@@ -31,7 +31,7 @@ import (
 
 // itemCost is the metadata reserved per item. mirrors btrfs_calc_insert_metadata_size
 func (f *Engine) itemCost(items int) uint64 {
-	return uint64(items) * uint64(f.super.NodeSize) * 2 * ondisk.MaxLevel
+	return uint64(items) * f.nodeSize * 2 * ondisk.MaxLevel
 }
 
 // globalReserve is the metadata kept for commits and deletions.
@@ -41,7 +41,7 @@ func (f *Engine) globalReserve() uint64 {
 		return f.mixedGlobalReserve()
 	}
 	total := f.groups.Space(ondisk.BlockGroupMetadata).Total
-	return min(max(total/16, 32*uint64(f.super.NodeSize)), 512<<20)
+	return min(max(total/16, 32*f.nodeSize), 512<<20)
 }
 
 // commitReserve is the part of the global reserve that only commits use.
