@@ -68,7 +68,7 @@ func (f *Engine) refsReserve() uint64 {
 	if !f.mixed {
 		return 0
 	}
-	per := uint64(f.super.NodeSize)
+	per := f.nodeSize
 	if f.fst {
 		per *= 2
 	}
