@@ -1,7 +1,7 @@
 # make test installs what the tests need (when missing and running as root),
 # then runs every Go test plus short fuzz runs.
 GO ?= go
-FUZZTIME ?= 2s
+FUZZTIME ?= 1s
 # staticcheck, pinned; `go run pkg@version` fetches it through the module
 # proxy on a fresh machine and keeps it out of go.mod.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -19,7 +19,7 @@ build:
 	$(STATICCHECK) ./...
 
 unit:
-	$(GO) test -count=1 -timeout 12m ./...
+	$(GO) test -count=1 -timeout 12m -parallel 4 ./...
 
 # The writer's tests built with -tags invariants: txn runs our checker on
 # the device after every commit and panics with its report on a problem.

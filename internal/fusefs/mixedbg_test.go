@@ -67,6 +67,7 @@ func mixedBGWriteFile(path string, data []byte) error {
 // mounts, and both checkers find the image clean.
 func TestMixedBGFuseFill(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	layouts := []struct {
 		name string
 		size int64
@@ -207,6 +208,7 @@ func mixedBGTotal(files map[string][]byte) (n int) {
 // and the space comes back.
 func TestMixedBGFuseStream(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	img := newMixedBGImage(t, 128<<20)
 	tm := mountImage(t, img, Options{})
 	availEmpty := mixedBGAvail(t, tm.dir)
@@ -290,6 +292,7 @@ func TestMixedBGFuseStream(t *testing.T) {
 // after filling it: fsync either logs or commits, never fails otherwise.
 func TestMixedBGFsyncLog(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	img := newMixedBGImage(t, 256<<20)
 	tm := mountImage(t, img, Options{})
 	must(t, os.WriteFile(tm.path("base"), []byte("committed"), 0o644))

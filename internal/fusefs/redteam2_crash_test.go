@@ -22,6 +22,7 @@ import (
 // checks clean.
 func TestRed2CrashNearFull(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	for _, c := range []struct {
 		name string
 		o    Options

@@ -65,6 +65,7 @@ func red2FillMeta(t *testing.T, tm *testMount, name string) (int, error) {
 // and the bytes are on disk. Both cache modes.
 func TestRed2MetaFullKeepsBuffered(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -188,6 +189,7 @@ func TestRed2MetaFullKeepsBuffered(t *testing.T) {
 // after fsync, and the mount shows what is on disk.
 func TestRed2CopyRangeWhenFull(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -245,6 +247,7 @@ func TestRed2CopyRangeWhenFull(t *testing.T) {
 // files are created with a buffered write pending as without one.
 func TestRed2CreatesBesideBuffered(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	img := newImage(t, 192<<20)
 	tm := mountImage(t, img, Options{NoWritebackCache: true})
 	mib := red2FillData(t, tm, "fill")
@@ -310,6 +313,7 @@ func TestRed2CreatesBesideBuffered(t *testing.T) {
 // the image checks clean.
 func TestRed2DeepTreeFillsMetadata(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	img := newImage(t, 160<<20)
 	tm := mountImage(t, img, Options{NoWritebackCache: true})
 	mib := red2FillData(t, tm, "fill")

@@ -23,6 +23,7 @@ import (
 // filesystem.
 func TestRed2ReservationsComeBack(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	seed := *seedFlag
 	if seed == 0 {
 		seed = time.Now().UnixNano()
@@ -117,6 +118,7 @@ func TestRed2ReservationsComeBack(t *testing.T) {
 // open holds the file (the kernel kept the refused pages: wbfail.go).
 func TestRed2MmapWhenFull(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -184,6 +186,7 @@ func red2Diff(a, b []byte) int {
 // left, and a write failed with ENOSPC after 15 MB.
 func TestRed2SmallFilesKeepSpace(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -213,6 +216,7 @@ func TestRed2SmallFilesKeepSpace(t *testing.T) {
 // or its bytes and the old ones are on disk after fsync.
 func TestRed2UninlineWhenFull(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -289,6 +293,7 @@ func TestRed2UninlineWhenFull(t *testing.T) {
 // the mount and from the image after the unmount, in both cache modes.
 func TestRed2RacingWritersKeepFsynced(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	seed := *seedFlag
 	if seed == 0 {
 		seed = time.Now().UnixNano()
@@ -373,6 +378,7 @@ func TestRed2RacingWritersKeepFsynced(t *testing.T) {
 // full (as on kernel btrfs), its fsync too, and the bytes are on disk.
 func TestRed2NocowOverwriteWhenFull(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	for _, c := range []struct {
 		name string
 		o    Options

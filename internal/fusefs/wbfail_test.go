@@ -25,6 +25,7 @@ import (
 // write(2) before the daemon sees it, and keeps its own i_size).
 func TestWritebackFailureShowsDisk(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	for _, c := range []struct {
 		name  string
 		o     Options
@@ -263,6 +264,7 @@ func TestNearFullWriteTimes(t *testing.T) {
 // the whole space can be written again.
 func TestReservationsComeBack(t *testing.T) {
 	needFuse(t)
+	t.Parallel() // its own image and mount: runs beside the others
 	img := newImage(t, 192<<20)
 	tm := mountImage(t, img, Options{})
 	fillOnce := func(round int) int64 {
