@@ -80,6 +80,7 @@ func TestMixedBGFuseFill(t *testing.T) {
 	}
 	for _, l := range layouts {
 		t.Run(l.name, func(t *testing.T) {
+			t.Parallel() // each on its own image and mount
 			img := newMixedBGImage(t, l.size, l.args...)
 			tm := mountImage(t, img, l.opts)
 			r := rand.New(rand.NewSource(17))

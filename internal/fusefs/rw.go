@@ -57,7 +57,7 @@ type rwState struct {
 	// write back; unplacedSpans counts writes not in the cache yet
 	// (metarsv.go).
 	meta, unplacedSpans atomic.Int64
-	// invalidating: ondisk.InodeRef -> struct{}, inodes whose kernel page
+	// invalidating: ondisk.InodeRef -> *atomic.Bool (go round again), inodes whose kernel page
 	// cache is being dropped after a refused WRITE (wbfail.go)
 	invalidating sync.Map
 	// nocow: under mu, bytes of writes to id taken with no reservation

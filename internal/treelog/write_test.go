@@ -328,6 +328,7 @@ func TestFsyncLogsInode(t *testing.T) {
 	testutil.NeedProgs(t)
 	for _, c := range logCases() {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // its own image: waits on btrfs-progs and the kernel
 			img, f, a := newLoggedImage(t)
 			gen := readSuper(t, img).Generation
 			// 64 MiB of another file, not synced.
