@@ -25,9 +25,6 @@ import (
 
 func requireKernelOracle(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("kernel oracle: skipped in -short mode")
-	}
 	testutil.NeedRootLoop(t)
 }
 

@@ -739,9 +739,6 @@ func BenchmarkInsertSequential1M(b *testing.B) {
 // siblings, root growth, node merges and balancing at every level, and root
 // shrinks down to an empty leaf.
 func TestDeepTree(t *testing.T) {
-	if testing.Short() {
-		t.Skip("deep tree test is slow; skipped with -short")
-	}
 	seed := testSeed(t)
 	for _, tc := range []struct {
 		nodesize uint32
