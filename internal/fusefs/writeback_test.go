@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -14,31 +13,6 @@ import (
 
 	"github.com/gobtrfs/gobtrfs"
 )
-
-// makeFiles creates n one-byte files dir/f<i> through the mount, in parallel.
-func makeFiles(t testing.TB, dir string, n int) {
-	t.Helper()
-	const workers = 8
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				if err := os.WriteFile(fmt.Sprintf("%s/f%d", dir, i), []byte{'x'}, 0o644); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-}
 
 // TestSyncVisitsOnlyDirty is seed 002 through the mount: with 100,000
 // clean cached inodes (files written, synced, then looked up) and 10 dirty
