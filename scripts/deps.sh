@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the outside oracles the tests use (btrfs-progs, fuse3, xfsprogs,
-# attr, acl) when missing. Needs root and the Debian package mirror; without
+# attr, acl, fio, bonnie++) when missing. Needs root and the Debian package mirror; without
 # root the tests that need them skip with a message.
 set -u
 need=()
@@ -10,6 +10,7 @@ command -v xfs_io >/dev/null || need+=(xfsprogs)
 command -v setfattr >/dev/null || need+=(attr)
 command -v fio >/dev/null || need+=(fio)
 command -v getfacl >/dev/null || need+=(acl)
+command -v bonnie++ >/dev/null || need+=(bonnie++) # gobtrfs bench bonnie
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
   echo "deps: missing ${need[*]} and not root; tests needing them will skip" >&2
