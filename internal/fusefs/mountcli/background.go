@@ -9,6 +9,7 @@ import (
 	"log/syslog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,6 +75,9 @@ func runChild(a *Args, fdText string) error {
 	if a.Options.Logger == nil {
 		a.Options.Logger = daemonLogger()
 	}
+	sigs := make(chan os.Signal, 2) // caught before the mount shows, as runForeground
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	mt, err := fusefs.New(a.Image, a.Mountpoint, a.Options)
 	if err != nil {
 		// the parent prints it and exits non-zero
@@ -83,7 +87,7 @@ func runChild(a *Args, fdText string) error {
 	}
 	fmt.Fprintln(ready, "ready")
 	ready.Close()
-	serve(mt, a.Options.Logger.Writer())
+	serve(mt, a.Options.Logger.Writer(), sigs)
 	if err := mt.Close(); err != nil {
 		a.Options.Logger.Printf("close %s: %v", a.Image, err)
 		return err

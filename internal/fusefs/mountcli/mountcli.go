@@ -244,6 +244,13 @@ func CreateImage(path string, size int64) error { return mkfs.CreateFile(path, s
 // unmount; while the mount is busy the signal is reported and a second one
 // detaches it (lazy unmount).
 func runForeground(a *Args, log io.Writer) error {
+	// The signals are caught before the mount shows: a SIGTERM right
+	// after it appeared killed the daemon with the image mounted (an
+	// unmount then failed with ENOTCONN; TestReadOnlyUnmountMessage
+	// failed so once).
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	mt, err := fusefs.New(a.Image, a.Mountpoint, a.Options)
 	if err != nil {
 		return err
@@ -253,7 +260,7 @@ func runForeground(a *Args, log io.Writer) error {
 		mode = "read-only"
 	}
 	fmt.Fprintf(log, "gobtrfs: %s mounted on %s (%s); Ctrl-C or umount to unmount\n", a.Image, a.Mountpoint, mode)
-	serve(mt, log)
+	serve(mt, log, sigs)
 	if err := mt.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", a.Image, err)
 	}
@@ -266,10 +273,7 @@ func runForeground(a *Args, log io.Writer) error {
 }
 
 // serve waits for the unmount, turning signals into unmount requests.
-func serve(mt *fusefs.Mount, log io.Writer) {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+func serve(mt *fusefs.Mount, log io.Writer, sigs <-chan os.Signal) {
 	done := make(chan struct{})
 	go func() { mt.Wait(); close(done) }()
 	tries := 0
